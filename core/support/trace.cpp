@@ -1,0 +1,74 @@
+#include "core/support/trace.h"
+
+#include "core/support/clock.h"
+
+namespace agentd::support {
+
+std::string_view span_status_name(SpanStatus status) noexcept {
+  switch (status) {
+    case SpanStatus::ok: return "ok";
+    case SpanStatus::error: return "error";
+    case SpanStatus::cancelled: return "cancelled";
+  }
+  return "unknown";
+}
+
+void MemorySpanSink::record(SpanRecord span) {
+  std::lock_guard lock(mutex_);
+  spans_.push_back(std::move(span));
+}
+
+std::vector<SpanRecord> MemorySpanSink::spans() const {
+  std::lock_guard lock(mutex_);
+  return spans_;
+}
+
+Span Tracer::start(std::string name, std::uint64_t parent_id) {
+  SpanRecord record;
+  record.id = next_id_.fetch_add(1, std::memory_order_relaxed);
+  record.parent_id = parent_id;
+  record.name = std::move(name);
+  record.start_us = unix_micros_now();
+  return Span(this, std::move(record));
+}
+
+Span::Span(Span&& other) noexcept : tracer_(std::exchange(other.tracer_, nullptr)), record_(std::move(other.record_)) {}
+
+Span& Span::operator=(Span&& other) noexcept {
+  if (this != &other) {
+    end();
+    tracer_ = std::exchange(other.tracer_, nullptr);
+    record_ = std::move(other.record_);
+  }
+  return *this;
+}
+
+Span Span::child(std::string name) const {
+  if (tracer_ == nullptr) return Span();
+  return tracer_->start(std::move(name), record_.id);
+}
+
+void Span::set_attribute(std::string_view key, Json value) {
+  if (tracer_ == nullptr) return;
+  for (auto& [k, v] : record_.attributes) {
+    if (k == key) {
+      v = std::move(value);
+      return;
+    }
+  }
+  record_.attributes.emplace_back(std::string(key), std::move(value));
+}
+
+void Span::set_status(SpanStatus status, std::string message) {
+  record_.status = status;
+  record_.status_message = std::move(message);
+}
+
+void Span::end() {
+  Tracer* tracer = std::exchange(tracer_, nullptr);
+  if (tracer == nullptr) return;
+  record_.end_us = unix_micros_now();
+  if (tracer->sink_ != nullptr) tracer->sink_->record(std::move(record_));
+}
+
+}  // namespace agentd::support

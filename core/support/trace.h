@@ -1,0 +1,89 @@
+// Trace spans: every step of a turn is a Span (id, parent, name, start/end, status, attributes).
+// A Span ends when it goes out of scope and hands its record to the Tracer's sink (SQLite in the
+// daemon, memory in tests). Parents are passed explicitly: coroutines hop threads, so no thread-locals.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/support/json.h"
+
+namespace agentd::support {
+
+enum class SpanStatus { ok, error, cancelled };
+std::string_view span_status_name(SpanStatus status) noexcept;
+
+struct SpanRecord {
+  std::uint64_t id = 0;
+  std::uint64_t parent_id = 0;  // 0: a root span
+  std::string name;
+  std::int64_t start_us = 0;  // Unix epoch microseconds
+  std::int64_t end_us = 0;
+  SpanStatus status = SpanStatus::ok;
+  std::string status_message;
+  Json::Object attributes;
+};
+
+class SpanSink {
+ public:
+  virtual ~SpanSink() = default;
+  // Called once per span when it ends, on the thread that ended it.
+  virtual void record(SpanRecord span) = 0;
+};
+
+// Keeps every span in memory; for tests and for short-lived tools.
+class MemorySpanSink final : public SpanSink {
+ public:
+  void record(SpanRecord span) override;
+  std::vector<SpanRecord> spans() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<SpanRecord> spans_;
+};
+
+class Span;
+
+class Tracer {
+ public:
+  // A null sink discards spans (ids are still handed out, so callers need no special case).
+  explicit Tracer(SpanSink* sink) : sink_(sink) {}
+  Span start(std::string name, std::uint64_t parent_id = 0);
+
+ private:
+  friend class Span;
+  SpanSink* sink_;
+  std::atomic<std::uint64_t> next_id_{1};
+};
+
+class [[nodiscard]] Span {
+ public:
+  Span() = default;  // an inert span: records nothing
+  Span(Span&& other) noexcept;
+  Span& operator=(Span&& other) noexcept;
+  Span(const Span&) = delete;
+  Span& operator=(const Span&) = delete;
+  ~Span() { end(); }
+
+  std::uint64_t id() const noexcept { return record_.id; }
+  bool active() const noexcept { return tracer_ != nullptr; }
+  Span child(std::string name) const;
+
+  void set_attribute(std::string_view key, Json value);
+  void set_status(SpanStatus status, std::string message = {});
+  // Idempotent; stamps the end time and hands the record to the sink.
+  void end();
+
+ private:
+  friend class Tracer;
+  Span(Tracer* tracer, SpanRecord record) : tracer_(tracer), record_(std::move(record)) {}
+  Tracer* tracer_ = nullptr;
+  SpanRecord record_;
+};
+
+}  // namespace agentd::support

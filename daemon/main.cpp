@@ -1,0 +1,51 @@
+// agentd: entry point. Parses options, sets up logging, and hands over to run_daemon().
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "core/support/log.h"
+#include "core/support/version.h"
+#include "daemon/daemon.h"
+#include "daemon/options.h"
+
+namespace {
+
+// --help and --version are the only output agentd ever writes outside the protocol stream, and they
+// happen before any protocol starts.
+void print(int fd, const std::string& text) {
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    const ssize_t n = ::write(fd, rest.data(), rest.size());
+    if (n <= 0) return;
+    rest.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  namespace log = agentd::support::log;
+  log::init_from_env();
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  auto options = agentd::daemon::parse_options(args);
+  if (!options) {
+    print(STDERR_FILENO, "agentd: " + options.error().message() + "\n");
+    return 2;
+  }
+  if (options->show_help) {
+    print(STDOUT_FILENO, agentd::daemon::usage_text());
+    return 0;
+  }
+  if (options->show_version) {
+    print(STDOUT_FILENO, std::string("agentd ") + agentd::support::kVersion + "\n");
+    return 0;
+  }
+  if (options->log_file) {
+    if (auto r = log::set_file(*options->log_file); !r) {
+      print(STDERR_FILENO, "agentd: " + r.error().message() + "\n");
+      return 2;
+    }
+  }
+  return agentd::daemon::run_daemon(*options, STDIN_FILENO, STDOUT_FILENO);
+}

@@ -1,0 +1,23 @@
+// Command-line options of the agentd executable.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/support/result.h"
+
+namespace agentd::daemon {
+
+struct Options {
+  bool show_help = false;
+  bool show_version = false;
+  std::optional<std::string> db_path;   // --db; default: storage::default_database_path()
+  std::optional<std::string> log_file;  // --log-file; default: stderr
+  std::size_t max_frame_bytes = 64 * 1024 * 1024;
+};
+
+support::Result<Options> parse_options(const std::vector<std::string>& args);
+std::string usage_text();
+
+}  // namespace agentd::daemon

@@ -1,0 +1,80 @@
+#include "storage/database.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "storage/migrations.h"
+
+namespace agentd::storage {
+
+using support::Errc;
+
+Result<std::string> default_database_path() {
+  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg != nullptr && xdg[0] == '/') {
+    return fmt::format("{}/agentd/agentd.db", xdg);
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && home[0] != '\0') {
+    return fmt::format("{}/.local/share/agentd/agentd.db", home);
+  }
+  return Error(Errc::not_found, "neither XDG_DATA_HOME nor HOME is set; pass --db PATH");
+}
+
+namespace {
+
+Result<void> ensure_private_file(const std::string& path) {
+  const std::filesystem::path p(path);
+  if (p.has_parent_path()) {
+    std::error_code ec;
+    const auto parent = p.parent_path();
+    if (!std::filesystem::exists(parent, ec)) {
+      std::filesystem::create_directories(parent, ec);
+      if (ec) {
+        return Error(Errc::io, fmt::format("cannot create directory {}: {}", parent.string(), ec.message()),
+                     ec.value());
+      }
+      // Only the user should see session history.
+      std::filesystem::permissions(parent, std::filesystem::perms::owner_all, ec);
+    }
+  }
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    const int err = errno;
+    return Error(Errc::io, fmt::format("cannot open database {}: {}", path, std::strerror(err)), err);
+  }
+  ::close(fd);
+  return support::ok();
+}
+
+}  // namespace
+
+Result<Connection> open_database(const DatabaseOptions& options) {
+  const bool in_memory = options.path == ":memory:" || options.path.empty();
+  if (!in_memory) {
+    if (auto r = ensure_private_file(options.path); !r) return std::move(r).error();
+  }
+  auto opened = Connection::open(in_memory ? ":memory:" : options.path, Connection::Mode::read_write);
+  if (!opened) return opened;
+  Connection db = std::move(*opened);
+  if (auto r = db.exec(fmt::format("PRAGMA busy_timeout = {}", options.busy_timeout_ms)); !r) {
+    return std::move(r).error();
+  }
+  // Check the version before anything writes to the file: a newer schema is left byte-for-byte alone.
+  if (auto v = check_schema_version(db, schema_migrations()); !v) return std::move(v).error();
+  // WAL: readers never block the writer. synchronous=FULL: a commit is on disk when it returns,
+  // which is what "durable before acknowledged" means (NORMAL could lose the last commits on power loss).
+  if (auto r = db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;"); !r) {
+    return std::move(r).error();
+  }
+  if (auto v = migrate(db, schema_migrations()); !v) return std::move(v).error();
+  return db;
+}
+
+}  // namespace agentd::storage

@@ -1,0 +1,23 @@
+// The agentd database: where it lives, how it is opened (permissions, WAL, busy timeout, foreign keys)
+// and migrated. Stores (sessions, messages, ...) take a Connection from here.
+#pragma once
+
+#include <string>
+
+#include "storage/sqlite.h"
+
+namespace agentd::storage {
+
+// $XDG_DATA_HOME/agentd/agentd.db, else ~/.local/share/agentd/agentd.db.
+Result<std::string> default_database_path();
+
+struct DatabaseOptions {
+  std::string path;
+  int busy_timeout_ms = 5000;
+};
+
+// Creates the file (0600) and its directory (0700) when missing, refuses a schema newer than ours
+// before changing anything, then switches to WAL and migrates.
+Result<Connection> open_database(const DatabaseOptions& options);
+
+}  // namespace agentd::storage
