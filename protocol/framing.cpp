@@ -154,9 +154,9 @@ std::optional<FrameEvent> FrameDecoder::next_content_length() {
     if (!problem.empty()) return FrameEvent{FrameEvent::Kind::bad_header, problem};
     if (*length > max_frame_) {
       skip_body_bytes_ = *length;
-      return FrameEvent{FrameEvent::Kind::oversize,
-                        fmt::format("message of {} bytes exceeds the maximum frame size of {} bytes", *length,
-                                    max_frame_)};
+      return FrameEvent{
+          FrameEvent::Kind::oversize,
+          fmt::format("message of {} bytes exceeds the maximum frame size of {} bytes", *length, max_frame_)};
     }
     if (buf_.size() - pos_ < *length) {
       // Body not complete yet: rewind to the header so the next call re-reads it.

@@ -47,8 +47,8 @@ class FrameDecoder {
   std::size_t max_frame_;
   Framing framing_ = Framing::unknown;
   std::string buf_;
-  std::size_t pos_ = 0;   // start of unconsumed bytes
-  std::size_t scan_ = 0;  // ndjson: where the search for '\n' resumes
+  std::size_t pos_ = 0;              // start of unconsumed bytes
+  std::size_t scan_ = 0;             // ndjson: where the search for '\n' resumes
   bool discarding_line_ = false;     // ndjson: inside an oversize line, dropping bytes up to '\n'
   std::size_t skip_body_bytes_ = 0;  // content-length: bytes of an oversize body still to drop
 };

@@ -71,7 +71,11 @@ struct PeerCore {
 
 Responder::Responder(std::weak_ptr<detail::PeerCore> core, RequestId id, std::string method, std::uint64_t serial,
                      CancelToken token)
-    : core_(std::move(core)), id_(std::move(id)), method_(std::move(method)), serial_(serial), token_(std::move(token)) {}
+    : core_(std::move(core)),
+      id_(std::move(id)),
+      method_(std::move(method)),
+      serial_(serial),
+      token_(std::move(token)) {}
 
 Responder::Responder(Responder&& other) noexcept
     : core_(std::move(other.core_)),
@@ -96,7 +100,8 @@ Responder::~Responder() {
   if (serial_ != 0) {
     log::error("handler for '{}' dropped request {} without answering", method_, id_to_string(id_));
     fail(RpcError{error_code::kInternalError,
-                  fmt::format("internal error: the handler for '{}' finished without answering", method_), std::nullopt});
+                  fmt::format("internal error: the handler for '{}' finished without answering", method_),
+                  std::nullopt});
   }
 }
 
@@ -317,9 +322,9 @@ asio::awaitable<void> Peer::join() {
   core_->inflight.clear();
   for (auto& [id, request] : inflight) {
     log::warn("request {} ('{}') was still unanswered at shutdown", id_to_string(id), request.method);
-    core_->send(encode_error(id, RpcError{error_code::kInternalError,
-                                          fmt::format("'{}' was not answered before agentd shut down", request.method),
-                                          std::nullopt}));
+    core_->send(encode_error(
+        id, RpcError{error_code::kInternalError,
+                     fmt::format("'{}' was not answered before agentd shut down", request.method), std::nullopt}));
   }
 }
 

@@ -84,8 +84,8 @@ class Responder {
 };
 
 struct PeerOptions {
-  std::size_t max_pending_outgoing = 1024;  // our requests awaiting an answer
-  std::size_t max_inflight_incoming = 4096; // their requests we are still working on
+  std::size_t max_pending_outgoing = 1024;   // our requests awaiting an answer
+  std::size_t max_inflight_incoming = 4096;  // their requests we are still working on
 };
 
 class Peer {
@@ -123,8 +123,7 @@ class Peer {
   // group; $/cancel_request or shutdown cancels its token and the Asio operation it awaits, and the
   // request is then answered with -32800.
   template <class P, class R>
-  void on_request_async(std::string method,
-                        std::function<boost::asio::awaitable<Result<R>>(P, CancelToken)> handler) {
+  void on_request_async(std::string method, std::function<boost::asio::awaitable<Result<R>>(P, CancelToken)> handler) {
     on_request_raw(std::move(method),
                    [this, h = std::move(handler)](support::Json params, Responder responder) mutable {
                      auto typed = read_params<P>(params);

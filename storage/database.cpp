@@ -1,7 +1,6 @@
 #include "storage/database.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,6 +9,7 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include "storage/migrations.h"
 

@@ -52,7 +52,8 @@ Result<int> check_schema_version(Connection& connection, std::span<const Migrati
                              "left untouched: upgrade agentd, or pass --db with another file",
                              connection.path(), *version, latest));
   }
-  if (*version < 0) return Error(Errc::storage, fmt::format("database {} has a negative schema version", connection.path()));
+  if (*version < 0)
+    return Error(Errc::storage, fmt::format("database {} has a negative schema version", connection.path()));
   return static_cast<int>(*version);
 }
 

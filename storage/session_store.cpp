@@ -26,8 +26,8 @@ constexpr std::string_view kSessionColumns = "id, cwd, title, created_at, update
 }  // namespace
 
 Result<void> SessionStore::create(const SessionRecord& session) {
-  auto stmt = db_.cached(
-      "INSERT INTO sessions (id, cwd, title, created_at, updated_at, metadata) VALUES (?, ?, ?, ?, ?, ?)");
+  auto stmt =
+      db_.cached("INSERT INTO sessions (id, cwd, title, created_at, updated_at, metadata) VALUES (?, ?, ?, ?, ?, ?)");
   if (!stmt) return std::move(stmt).error();
   Statement& s = **stmt;
   s.bind(1, session.id).bind(2, session.cwd);
@@ -39,8 +39,8 @@ Result<void> SessionStore::create(const SessionRecord& session) {
   s.bind(4, session.created_at_ms).bind(5, session.updated_at_ms).bind(6, session.metadata_json);
   if (auto r = s.run(); !r) {
     if (r.error().code() == Errc::conflict) {
-      return Error(Errc::conflict, fmt::format("session {} already exists or is invalid: {}", session.id,
-                                               r.error().message()));
+      return Error(Errc::conflict,
+                   fmt::format("session {} already exists or is invalid: {}", session.id, r.error().message()));
     }
     return r;
   }

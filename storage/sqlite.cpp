@@ -1,8 +1,8 @@
 #include "storage/sqlite.h"
 
-#include <sqlite3.h>
-
 #include <utility>
+
+#include <sqlite3.h>
 
 #include "core/support/log.h"
 
@@ -168,7 +168,7 @@ Result<void> Connection::exec(std::string_view sql) {
   if (rc != SQLITE_OK) {
     std::string detail = message != nullptr ? message : sqlite3_errstr(rc);
     sqlite3_free(message);
-    return Error(rc == SQLITE_CONSTRAINT ? Errc::conflict : Errc::storage,
+    return Error((rc & 0xFF) == SQLITE_CONSTRAINT ? Errc::conflict : Errc::storage,
                  fmt::format("{}: {} (SQLite code {})", sql.substr(0, 80), detail, sqlite3_extended_errcode(db_)),
                  sqlite3_extended_errcode(db_));
   }
@@ -177,8 +177,8 @@ Result<void> Connection::exec(std::string_view sql) {
 
 Result<Statement> Connection::prepare(std::string_view sql) {
   sqlite3_stmt* stmt = nullptr;
-  const int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt,
-                                    nullptr);
+  const int rc =
+      sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
   if (rc != SQLITE_OK) return error(fmt::format("preparing '{}'", sql.substr(0, 80)), rc);
   return Statement(this, stmt);
 }

@@ -25,7 +25,8 @@ class [[nodiscard]] CancelRegistration {
 
  private:
   friend class CancelToken;
-  CancelRegistration(std::shared_ptr<detail::CancelState> state, std::uint64_t id) : state_(std::move(state)), id_(id) {}
+  CancelRegistration(std::shared_ptr<detail::CancelState> state, std::uint64_t id)
+      : state_(std::move(state)), id_(id) {}
   std::shared_ptr<detail::CancelState> state_;
   std::uint64_t id_ = 0;
 };

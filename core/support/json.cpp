@@ -1,10 +1,10 @@
 #include "core/support/json.h"
 
+#include <simdjson.h>
+
 #include <cassert>
 #include <cmath>
 #include <limits>
-
-#include <simdjson.h>
 
 #include "core/support/json_writer.h"
 
@@ -67,9 +67,7 @@ const Json* Json::find(std::string_view key) const noexcept {
   return nullptr;
 }
 
-Json* Json::find(std::string_view key) noexcept {
-  return const_cast<Json*>(static_cast<const Json*>(this)->find(key));
-}
+Json* Json::find(std::string_view key) noexcept { return const_cast<Json*>(static_cast<const Json*>(this)->find(key)); }
 
 Json& Json::set(std::string_view key, Json value) {
   if (is_null()) v_ = Object{};
@@ -86,6 +84,12 @@ Json& Json::operator[](std::string_view key) {
   if (is_null()) v_ = Object{};
   if (Json* existing = find(key)) return *existing;
   return set(key, Json());
+}
+
+const Json& Json::operator[](std::string_view key) const noexcept {
+  static const Json kNull;
+  const Json* member = find(key);
+  return member != nullptr ? *member : kNull;
 }
 
 Json& Json::push_back(Json value) {

@@ -29,8 +29,8 @@ class Json {
   Json(std::nullptr_t) noexcept {}  // NOLINT(google-explicit-constructor)
   Json(bool b) noexcept : v_(b) {}  // NOLINT
   template <std::integral I>
-    requires(!std::same_as<I, bool>)
-  Json(I i) noexcept {  // NOLINT
+  requires(!std::same_as<I, bool>) Json(I i)
+  noexcept {  // NOLINT
     if constexpr (std::is_signed_v<I>) {
       v_ = static_cast<std::int64_t>(i);
     } else if (static_cast<std::uint64_t>(i) <= static_cast<std::uint64_t>(INT64_MAX)) {
@@ -39,12 +39,12 @@ class Json {
       v_ = static_cast<std::uint64_t>(i);
     }
   }
-  Json(double d) noexcept : v_(d) {}                    // NOLINT
-  Json(std::string s) noexcept : v_(std::move(s)) {}    // NOLINT
-  Json(std::string_view s) : v_(std::string(s)) {}      // NOLINT
-  Json(const char* s) : v_(std::string(s)) {}           // NOLINT
-  Json(Array a) noexcept : v_(std::move(a)) {}          // NOLINT
-  Json(Object o) noexcept : v_(std::move(o)) {}         // NOLINT
+  Json(double d) noexcept : v_(d) {}                  // NOLINT
+  Json(std::string s) noexcept : v_(std::move(s)) {}  // NOLINT
+  Json(std::string_view s) : v_(std::string(s)) {}    // NOLINT
+  Json(const char* s) : v_(std::string(s)) {}         // NOLINT
+  Json(Array a) noexcept : v_(std::move(a)) {}        // NOLINT
+  Json(Object o) noexcept : v_(std::move(o)) {}       // NOLINT
 
   static Json object() { return Json(Object{}); }
   static Json array() { return Json(Array{}); }
@@ -84,6 +84,8 @@ class Json {
   Json& set(std::string_view key, Json value);
   // Builder sugar: j["a"]["b"] = 1. Creates members (and objects from null) as needed.
   Json& operator[](std::string_view key);
+  // Read-only lookup: a missing member (or a non-object) reads as null.
+  const Json& operator[](std::string_view key) const noexcept;
   // Array append; turns a null into an array first.
   Json& push_back(Json value);
   std::size_t size() const noexcept;  // members, elements, or 0

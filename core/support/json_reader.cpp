@@ -108,7 +108,8 @@ bool read_integer(const JsonIn& in, I& out, std::string_view what) {
       if (std::trunc(d) == d && d >= -kExact && d <= kExact) {
         const auto whole = static_cast<std::int64_t>(d);
         if (whole >= static_cast<std::int64_t>(std::numeric_limits<I>::min()) &&
-            (whole <= 0 || static_cast<std::uint64_t>(whole) <= static_cast<std::uint64_t>(std::numeric_limits<I>::max()))) {
+            (whole <= 0 ||
+             static_cast<std::uint64_t>(whole) <= static_cast<std::uint64_t>(std::numeric_limits<I>::max()))) {
           out = static_cast<I>(whole);
           return true;
         }

@@ -40,8 +40,8 @@ class JsonWriter {
   JsonWriter& value(const char* s) { return value(std::string_view(s)); }
   JsonWriter& value(const Json& j);
   template <std::integral I>
-    requires(!std::same_as<I, bool> && !std::same_as<I, std::int64_t> && !std::same_as<I, std::uint64_t>)
-  JsonWriter& value(I i) {
+  requires(!std::same_as<I, bool> && !std::same_as<I, std::int64_t> &&
+           !std::same_as<I, std::uint64_t>) JsonWriter& value(I i) {
     if constexpr (std::is_signed_v<I>) {
       return value(static_cast<std::int64_t>(i));
     } else {
@@ -53,7 +53,7 @@ class JsonWriter {
 
   // Typed values: anything with `void to_json(JsonWriter&, const T&)` found by ADL.
   template <class T>
-    requires requires(JsonWriter& w, const T& t) { to_json(w, t); }
+  requires requires(JsonWriter& w, const T& t) { to_json(w, t); }
   JsonWriter& value(const T& t) {
     to_json(*this, t);
     return *this;

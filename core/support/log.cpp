@@ -34,8 +34,8 @@ void write_all(int fd, std::string_view data) {
 
 Result<Level> parse_level(std::string_view name) {
   static constexpr std::pair<std::string_view, Level> kNames[] = {
-      {"trace", Level::trace}, {"debug", Level::debug}, {"info", Level::info},  {"warn", Level::warn},
-      {"warning", Level::warn}, {"error", Level::error}, {"off", Level::off}, {"none", Level::off},
+      {"trace", Level::trace},  {"debug", Level::debug}, {"info", Level::info}, {"warn", Level::warn},
+      {"warning", Level::warn}, {"error", Level::error}, {"off", Level::off},   {"none", Level::off},
   };
   for (const auto& [n, l] : kNames) {
     if (n == name) return l;
@@ -89,9 +89,9 @@ void write(Level at, std::string_view message) {
   const auto millis = duration_cast<milliseconds>(now.time_since_epoch()).count() % 1000;
   std::tm utc{};
   gmtime_r(&secs, &utc);
-  std::string line = fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z agentd[{}] {} ", utc.tm_year + 1900,
-                                 utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, millis, ::getpid(),
-                                 level_name(at));
+  std::string line =
+      fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z agentd[{}] {} ", utc.tm_year + 1900, utc.tm_mon + 1,
+                  utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, millis, ::getpid(), level_name(at));
   // Keep one record per line, whatever the message holds.
   for (char c : message) line += (c == '\n' || c == '\r') ? ' ' : c;
   line += '\n';

@@ -19,16 +19,16 @@ enum class Errc {
   invalid_argument,  // the caller's input is wrong (bad params, bad path, bad config)
   not_found,         // the thing named does not exist
   already_exists,
-  unsupported,       // not implemented or not offered by this build/peer
-  cancelled,         // the operation was cancelled on request
+  unsupported,  // not implemented or not offered by this build/peer
+  cancelled,    // the operation was cancelled on request
   timeout,
-  unavailable,       // a dependency (peer, server, disk) cannot serve right now
-  parse_error,       // bytes that are not what they should be (JSON, SQL, SSE)
-  io,                // an operating-system I/O failure
-  storage,           // a database failure
-  conflict,          // state changed under us (stale file, newer schema, duplicate id)
-  limit_exceeded,    // a configured bound was hit (size, count, budget)
-  internal,          // a bug or an invariant broken: never the user's fault
+  unavailable,     // a dependency (peer, server, disk) cannot serve right now
+  parse_error,     // bytes that are not what they should be (JSON, SQL, SSE)
+  io,              // an operating-system I/O failure
+  storage,         // a database failure
+  conflict,        // state changed under us (stale file, newer schema, duplicate id)
+  limit_exceeded,  // a configured bound was hit (size, count, budget)
+  internal,        // a bug or an invariant broken: never the user's fault
 };
 
 std::string_view errc_name(Errc code) noexcept;
@@ -65,14 +65,14 @@ class [[nodiscard]] Result {
  public:
   using value_type = T;
 
-  Result(const T& value) : storage_(std::in_place_index<0>, value) {}  // NOLINT(google-explicit-constructor)
-  Result(T&& value) : storage_(std::in_place_index<0>, std::move(value)) {}  // NOLINT
+  Result(const T& value) : storage_(std::in_place_index<0>, value) {}          // NOLINT(google-explicit-constructor)
+  Result(T&& value) : storage_(std::in_place_index<0>, std::move(value)) {}    // NOLINT
   Result(Error error) : storage_(std::in_place_index<1>, std::move(error)) {}  // NOLINT
   template <class U>
-    requires(std::is_constructible_v<T, U&&> && !std::is_same_v<std::remove_cvref_t<U>, T> &&
-             !std::is_same_v<std::remove_cvref_t<U>, Error> &&
-             !std::is_same_v<std::remove_cvref_t<U>, Result>)
-  Result(U&& value) : storage_(std::in_place_index<0>, T(std::forward<U>(value))) {}  // NOLINT
+  requires(std::is_constructible_v<T, U&&> && !std::is_same_v<std::remove_cvref_t<U>, T> &&
+           !std::is_same_v<std::remove_cvref_t<U>, Error> && !std::is_same_v<std::remove_cvref_t<U>, Result>)
+      Result(U&& value)
+      : storage_(std::in_place_index<0>, T(std::forward<U>(value))) {}  // NOLINT
 
   bool has_value() const noexcept { return storage_.index() == 0; }
   explicit operator bool() const noexcept { return has_value(); }
@@ -141,15 +141,15 @@ inline Result<void> ok() { return {}; }
 
 // Propagates an error from an expression returning Result<T>; yields the value otherwise.
 // A GNU statement expression, supported by GCC and Clang, the two compilers we build with.
-#define AGENTD_TRY(expr)                                                  \
-  ({                                                                      \
-    auto agentd_try_result_ = (expr);                                     \
+#define AGENTD_TRY(expr)                                                   \
+  ({                                                                       \
+    auto agentd_try_result_ = (expr);                                      \
     if (!agentd_try_result_) return std::move(agentd_try_result_).error(); \
-    std::move(agentd_try_result_).value();                                \
+    std::move(agentd_try_result_).value();                                 \
   })
 
-#define AGENTD_TRY_VOID(expr)                                             \
-  do {                                                                    \
-    auto agentd_try_result_ = (expr);                                     \
+#define AGENTD_TRY_VOID(expr)                                              \
+  do {                                                                     \
+    auto agentd_try_result_ = (expr);                                      \
     if (!agentd_try_result_) return std::move(agentd_try_result_).error(); \
   } while (0)

@@ -67,7 +67,9 @@ void to_json(JsonWriter& w, const Implementation& v) {
 void to_json(JsonWriter& w, const AgentCapabilities& v) {
   w.begin_object().member("loadSession", v.load_session);
   w.key("promptCapabilities").begin_object();
-  w.member("image", v.prompt.image).member("audio", v.prompt.audio).member("embeddedContext", v.prompt.embedded_context);
+  w.member("image", v.prompt.image)
+      .member("audio", v.prompt.audio)
+      .member("embeddedContext", v.prompt.embedded_context);
   w.end_object();
   w.key("mcpCapabilities").begin_object().member("http", v.mcp.http).member("sse", v.mcp.sse).end_object();
   w.end_object();

@@ -1,0 +1,61 @@
+#include "core/support/trace.h"
+
+#include <gtest/gtest.h>
+
+namespace agentd::support {
+namespace {
+
+TEST(Trace, SpansRecordParentsStatusAndAttributes) {
+  MemorySpanSink sink;
+  Tracer tracer(&sink);
+  std::uint64_t root_id = 0;
+  {
+    Span root = tracer.start("turn.run");
+    root_id = root.id();
+    root.set_attribute("session", "s1");
+    {
+      Span child = root.child("model.call");
+      child.set_attribute("retries", 2);
+      child.set_attribute("retries", 3);  // overwrite, not duplicate
+      child.set_status(SpanStatus::error, "overloaded");
+    }
+  }
+  const auto spans = sink.spans();
+  ASSERT_EQ(spans.size(), 2u);
+  // Children end first.
+  EXPECT_EQ(spans[0].name, "model.call");
+  EXPECT_EQ(spans[0].parent_id, root_id);
+  EXPECT_EQ(spans[0].status, SpanStatus::error);
+  EXPECT_EQ(spans[0].status_message, "overloaded");
+  ASSERT_EQ(spans[0].attributes.size(), 1u);
+  EXPECT_EQ(spans[0].attributes[0].second, Json(3));
+  EXPECT_EQ(spans[1].name, "turn.run");
+  EXPECT_EQ(spans[1].parent_id, 0u);
+  EXPECT_LE(spans[1].start_us, spans[0].start_us);
+  EXPECT_GE(spans[1].end_us, spans[0].end_us);
+  EXPECT_EQ(span_status_name(spans[1].status), "ok");
+}
+
+TEST(Trace, EndIsIdempotentAndMovesTransferOwnership) {
+  MemorySpanSink sink;
+  Tracer tracer(&sink);
+  Span a = tracer.start("a");
+  Span b = std::move(a);
+  b.end();
+  b.end();
+  EXPECT_EQ(sink.spans().size(), 1u);
+  Span inert;
+  inert.set_attribute("x", 1);
+  inert.end();
+  EXPECT_EQ(sink.spans().size(), 1u);
+}
+
+TEST(Trace, NullSinkStillHandsOutIds) {
+  Tracer tracer(nullptr);
+  Span a = tracer.start("a");
+  Span b = a.child("b");
+  EXPECT_NE(a.id(), b.id());
+}
+
+}  // namespace
+}  // namespace agentd::support
