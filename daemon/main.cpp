@@ -34,11 +34,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (options->show_help) {
-    print(STDOUT_FILENO, agentd::daemon::usage_text());
+    print(STDOUT_FILENO, agentd::daemon::usage_text());  // stdout-ok: before any protocol
     return 0;
   }
   if (options->show_version) {
-    print(STDOUT_FILENO, std::string("agentd ") + agentd::support::kVersion + "\n");
+    print(STDOUT_FILENO, std::string("agentd ") + agentd::support::kVersion + "\n");  // stdout-ok
     return 0;
   }
   if (options->log_file) {
@@ -47,5 +47,5 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  return agentd::daemon::run_daemon(*options, STDIN_FILENO, STDOUT_FILENO);
+  return agentd::daemon::run_daemon(*options, STDIN_FILENO, STDOUT_FILENO);  // stdout-ok: handed to the transport
 }

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs what building and testing agentd needs on Debian 12 (bookworm), as root (or via sudo).
+# Idempotent, and quick when everything is already there: it asks dpkg first and apt only if needed.
+set -euo pipefail
+
+packages=(
+  # toolchain
+  cmake ninja-build g++ pkg-config ca-certificates git
+  # libraries; Boost 1.81 exactly, NOT Debian's default 1.74 (Asio/Beast are header-only here)
+  libboost1.81-dev libsimdjson-dev libfmt-dev libsqlite3-dev libssl-dev
+  # tests and benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev
+  # the fuzz targets (clang + libFuzzer runtime) and the format check
+  clang-14 libclang-rt-14-dev clang-format-14
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+echo "deps: installing ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

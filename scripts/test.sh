@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: format and layering checks, the default build with every test,
+# the unit and transcript tests again under ASan+UBSan, the fuzz targets for a bounded time, and a
+# smoke run of the benchmarks. Prints the time each stage took.
+#   AGENTD_FUZZ_SECONDS   seconds per fuzz target (default 60; 0 skips fuzzing)
+#   AGENTD_SKIP_ASAN=1    skip the sanitizer stage (for quick local runs)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+fuzz_seconds=${AGENTD_FUZZ_SECONDS:-60}
+jobs=$(nproc)
+declare -a stage_names=() stage_times=()
+suite_start=$(date +%s)
+
+stage() {
+  local name=$1
+  shift
+  echo
+  echo "=== stage: $name"
+  local start
+  start=$(date +%s)
+  "$@"
+  local took=$(($(date +%s) - start))
+  stage_names+=("$name")
+  stage_times+=("$took")
+  echo "=== stage: $name done in ${took}s"
+}
+
+check_format() {
+  local files
+  mapfile -t files < <(git ls-files '*.cpp' '*.h' 2>/dev/null || find . -path ./build -prune -o \( -name '*.cpp' -o -name '*.h' \) -print)
+  local formatter=clang-format
+  command -v clang-format >/dev/null || formatter=clang-format-14
+  "$formatter" --dry-run -Werror "${files[@]}"
+  echo "format: ${#files[@]} files clean"
+}
+
+build_default() {
+  cmake --preset default >/dev/null
+  cmake --build --preset default -j "$jobs"
+}
+
+test_default() { ctest --preset default -j "$jobs"; }
+
+build_asan() {
+  cmake --preset asan >/dev/null
+  cmake --build --preset asan -j "$jobs"
+}
+
+# Under ASan the process tests still run the (sanitized) real binary.
+test_asan() { ctest --preset asan -j "$jobs"; }
+
+fuzz() {
+  if ! command -v clang++ >/dev/null; then
+    echo "fuzz: clang++ not found, skipped"
+    return
+  fi
+  cmake --preset fuzz >/dev/null
+  local targets=(jsonrpc_fuzz)
+  [ -f test/fuzz/sse_fuzz.cpp ] && targets+=(sse_fuzz)
+  cmake --build --preset fuzz -j "$jobs" --target "${targets[@]}"
+  for t in "${targets[@]}"; do
+    local corpus
+    corpus=$(mktemp -d)
+    local seeds=test/fuzz/corpus/${t%_fuzz}
+    echo "fuzz: $t for ${fuzz_seconds}s"
+    # -jobs/-workers stay at 1: CI has two cores and the other one keeps the machine responsive.
+    build/fuzz/test/fuzz/"$t" -max_total_time="$fuzz_seconds" -print_final_stats=1 -timeout=10 \
+      -rss_limit_mb=4096 "$corpus" $([ -d "$seeds" ] && echo "$seeds") 2>&1 | tail -n 12
+    rm -rf "$corpus"
+  done
+}
+
+bench_smoke() {
+  local ran=0
+  for b in build/default/bench/agentd_bench_*; do
+    [ -x "$b" ] || continue
+    "$b" --quick
+    ran=1
+  done
+  ((ran)) || echo "bench: no benchmarks built"
+}
+
+stage "format check" check_format
+stage "include rules" scripts/check_includes.sh
+stage "build (default)" build_default
+stage "tests (default)" test_default
+if [ "${AGENTD_SKIP_ASAN:-0}" != 1 ]; then
+  stage "build (asan)" build_asan
+  stage "tests (asan)" test_asan
+fi
+if [ "$fuzz_seconds" != 0 ]; then stage "fuzz" fuzz; fi
+stage "bench smoke" bench_smoke
+
+echo
+echo "=== timings"
+for i in "${!stage_names[@]}"; do printf '  %-18s %5ss\n' "${stage_names[$i]}" "${stage_times[$i]}"; done
+printf '  %-18s %5ss\n' "total" "$(($(date +%s) - suite_start))"
