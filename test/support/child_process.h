@@ -43,7 +43,8 @@ class ChildProcess {
 
   pid_t pid() const noexcept { return pid_; }
 
-  // Writes all of `bytes` to the child's stdin (false when the pipe is closed).
+  // Writes all of `bytes` to the child's stdin (false when the pipe is closed). write and close_stdin
+  // touch only stdin, so one thread may feed the child while another reads it (see bench/).
   bool write(std::string_view bytes);
   void close_stdin();
 

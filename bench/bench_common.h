@@ -1,0 +1,115 @@
+// Small pieces the process-level benchmarks share: command-line counts, a scratch directory that
+// removes itself, order statistics, and the PASS/FAIL line printed next to a target. Benchmarks print
+// numbers for people; the exit code only says whether the benchmark itself could run.
+#pragma once
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <sys/resource.h>
+
+#include "test/support/child_process.h"
+
+namespace agentd::bench {
+
+using Clock = std::chrono::steady_clock;
+
+inline double ms_between(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double, std::milli>(to - from).count();
+}
+
+// A positive count from the command line ("--runs 50"); nothing when it is not one.
+inline std::optional<long> parse_count(std::string_view text) {
+  long value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size() || value <= 0) return std::nullopt;
+  return value;
+}
+
+// A fresh directory under $TMPDIR (else /tmp), removed with everything in it when this goes away,
+// so a benchmark never touches the user's real database.
+class TempDir {
+ public:
+  TempDir() {
+    const char* base = std::getenv("TMPDIR");
+    std::string pattern = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/agentd-bench-XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed for " + pattern);
+    path_ = pattern;
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+
+  const std::filesystem::path& path() const noexcept { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Order statistics over samples: nearest-rank percentiles, so every reported value was measured.
+class Samples {
+ public:
+  void add(double value) { values_.push_back(value); }
+  bool empty() const noexcept { return values_.empty(); }
+  std::size_t size() const noexcept { return values_.size(); }
+
+  double percentile(double p) const {
+    if (values_.empty()) return 0;
+    std::vector<double> sorted(values_);
+    std::sort(sorted.begin(), sorted.end());
+    const auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
+    return sorted[std::clamp<std::size_t>(rank, 1, sorted.size()) - 1];
+  }
+  double median() const { return percentile(50); }
+  double min() const { return values_.empty() ? 0 : *std::min_element(values_.begin(), values_.end()); }
+  double max() const { return values_.empty() ? 0 : *std::max_element(values_.begin(), values_.end()); }
+
+ private:
+  std::vector<double> values_;
+};
+
+// CPU seconds this process (all its threads) has used: the benchmark client shares the machine's
+// cores with the process it measures, so its own cost belongs in the report.
+inline double own_cpu_seconds() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& tv) { return static_cast<double>(tv.tv_sec) + tv.tv_usec / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+// The child's own peak RSS in MiB. wait4's ru_maxrss covers the child's whole life, exit included, but
+// only counts when it is above what Linux carried over from us at spawn (ExitStatus::spawner_max_rss_kb);
+// otherwise the VmHWM sampled while the child ran (ChildProcess::peak_rss_kb) is the best we know.
+// 0 when neither is known (the child exited before it was sampled and stayed below our peak).
+inline double own_peak_rss_mib(long sampled_kb, const testing::ExitStatus& status) {
+  const long whole_life_kb = status.max_rss_kb > status.spawner_max_rss_kb ? status.max_rss_kb : 0;
+  return static_cast<double>(std::max(sampled_kb, whole_life_kb)) / 1024.0;
+}
+
+// Our own peak RSS in MiB: the floor under every wait4 ru_maxrss of a child we spawn.
+inline double own_max_rss_mib() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;
+}
+
+inline const char* pass_word(bool pass) { return pass ? "PASS" : "FAIL"; }
+
+inline long online_cpus() { return ::sysconf(_SC_NPROCESSORS_ONLN); }
+
+}  // namespace agentd::bench
