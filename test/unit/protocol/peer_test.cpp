@@ -221,7 +221,7 @@ TEST_F(PeerTest, CancelledCoroutineCallSendsCancelRequest) {
       },
       asio::detached);
   io_.restart();
-    io_.run_for(200ms);
+  io_.run_for(200ms);
   auto out = take();
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0]["method"], Json("session/request_permission"));
@@ -248,7 +248,7 @@ TEST_F(PeerTest, ShutdownFailsPendingAndAnswersEverything) {
       },
       asio::detached);
   io_.restart();
-    io_.run_for(500ms);
+  io_.run_for(500ms);
   EXPECT_TRUE(joined);
   ASSERT_TRUE(outgoing.has_value());
   EXPECT_EQ(outgoing->error().code(), support::Errc::cancelled);
