@@ -81,7 +81,8 @@ TEST(JsonRpc, MalformedResponsesAreNeverAnswered) {
   for (const char* input :
        {R"({"jsonrpc":"2.0","result":1})", R"({"jsonrpc":"2.0","id":null,"result":1})",
         R"({"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":"m"}})", R"({"id":1,"result":1})"}) {
-    const Malformed& m = malformed(decode_message(input));
+    const Incoming in = decode_message(input);
+    const Malformed& m = malformed(in);
     EXPECT_FALSE(m.reply) << input;
   }
 }
