@@ -48,7 +48,7 @@ int run_daemon(const Options& options, int in_fd, int out_fd) {
 
   asio::io_context io(1);
   StdioTransport transport(io, in_fd, out_fd, options.max_frame_bytes);
-  protocol::Peer peer(io.get_executor(), [&transport](std::string message) { transport.send(std::move(message)); });
+  protocol::Peer peer(io.get_executor(), [&transport](const std::string& message) { transport.send(message); });
   AcpServer server(peer);
 
   asio::signal_set signals(io, SIGINT, SIGTERM);
@@ -74,7 +74,7 @@ int run_daemon(const Options& options, int in_fd, int out_fd) {
         co_await transport.flush(kShutdownGrace);
         signals.cancel();
       },
-      [&io](std::exception_ptr e) {
+      [&io](const std::exception_ptr& e) {
         if (e) {
           try {
             std::rethrow_exception(e);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/support/result.h"
+#include "protocol/framing.h"
 
 namespace agentd::daemon {
 
@@ -14,7 +15,7 @@ struct Options {
   bool show_version = false;
   std::optional<std::string> db_path;   // --db; default: storage::default_database_path()
   std::optional<std::string> log_file;  // --log-file; default: stderr
-  std::size_t max_frame_bytes = 64 * 1024 * 1024;
+  std::size_t max_frame_bytes = protocol::kDefaultMaxFrameBytes;
 };
 
 support::Result<Options> parse_options(const std::vector<std::string>& args);

@@ -20,8 +20,8 @@ namespace asio = boost::asio;
 namespace log = support::log;
 
 namespace {
-constexpr std::size_t kReadChunk = 64 * 1024;
-constexpr std::size_t kMaxQueuedInput = 4 * 1024 * 1024;  // threaded input: read ahead at most this much
+constexpr std::size_t kReadChunk = std::size_t{64} * 1024;
+constexpr std::size_t kMaxQueuedInput = std::size_t{4} * 1024 * 1024;  // threaded input: read ahead at most this much
 }  // namespace
 
 StdioTransport::StdioTransport(asio::io_context& io, int in_fd, int out_fd, std::size_t max_frame_bytes)
@@ -147,7 +147,7 @@ asio::awaitable<void> StdioTransport::read_until_eof(FrameHandler handler) {
   }
 }
 
-void StdioTransport::send(std::string message) {
+void StdioTransport::send(std::string_view message) {
   if (output_broken_) return;
   protocol::append_frame(pending_, decoder_.framing(), message);
   if (!out_async_) {

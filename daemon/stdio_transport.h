@@ -37,7 +37,7 @@ class StdioTransport {
   void stop_reading();
 
   // Frames `message` (in the framing the client used) and queues it; never blocks the loop.
-  void send(std::string message);
+  void send(std::string_view message);
   // Waits until everything queued is written, the output fails, or `limit` passes.
   boost::asio::awaitable<void> flush(std::chrono::milliseconds limit);
 

@@ -11,7 +11,7 @@ namespace agentd::protocol {
 namespace {
 
 constexpr std::string_view kHeaderPrefix = "content-";  // Content-Length or Content-Type starts a header
-constexpr std::size_t kMaxHeaderBlock = 8 * 1024;
+constexpr std::size_t kMaxHeaderBlock = std::size_t{8} * 1024;
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 

@@ -23,7 +23,7 @@ struct FrameEvent {
   std::string payload;
 };
 
-inline constexpr std::size_t kDefaultMaxFrameBytes = 64 * 1024 * 1024;
+inline constexpr std::size_t kDefaultMaxFrameBytes = std::size_t{64} * 1024 * 1024;
 
 class FrameDecoder {
  public:

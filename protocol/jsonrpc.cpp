@@ -90,7 +90,7 @@ Incoming decode_message(std::string_view frame) {
 
   if (is_response) {
     if (!id) return Malformed{invalid("response with a missing or invalid id").error, std::nullopt, false};
-    const Json* result = msg.find("result");
+    Json* result = msg.find("result");
     const Json* error = msg.find("error");
     if ((result != nullptr) == (error != nullptr)) {
       return Malformed{invalid("response must have exactly one of result and error").error, id, false};

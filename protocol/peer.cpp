@@ -150,11 +150,11 @@ void Peer::handle_frame(std::string_view frame) {
       [this](auto&& message) {
         using T = std::decay_t<decltype(message)>;
         if constexpr (std::is_same_v<T, Request>) {
-          on_request(std::move(message));
+          on_request(std::forward<decltype(message)>(message));
         } else if constexpr (std::is_same_v<T, Notification>) {
-          on_notification(std::move(message));
+          on_notification(std::forward<decltype(message)>(message));
         } else if constexpr (std::is_same_v<T, Response>) {
-          on_response(std::move(message));
+          on_response(std::forward<decltype(message)>(message));
         } else {
           if (message.reply) {
             log::debug("malformed message: {}", message.error.message);
@@ -262,7 +262,7 @@ void Peer::on_response(Response response) {
   }
 }
 
-void Peer::start_call(std::string method, Json params, CallHandler handler) {
+void Peer::start_call(std::string method, const Json& params, CallHandler handler) {
   auto& core = *core_;
   if (core.shut_down) {
     core.complete(std::move(handler), Error(Errc::cancelled, method + ": the connection is shutting down"));

@@ -213,7 +213,7 @@ class Peer {
   }
 
   void spawn_handler(boost::asio::awaitable<void> task, const CancelToken& token);
-  void start_call(std::string method, support::Json params,
+  void start_call(std::string method, const support::Json& params,
                   boost::asio::any_completion_handler<void(Result<support::Json>)> handler);
   static void log_bad_notification(const std::string& method, const std::string& message);
 

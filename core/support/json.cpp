@@ -198,6 +198,8 @@ Result<Json> parse_json(std::string_view text, std::size_t max_depth) {
       return make_error(Errc::internal, "JSON parser allocation failed: {}", simdjson::error_message(err));
     }
   }
+  // simdjson copies from text.data(), which is null for a default string_view.
+  if (text.empty()) return Error(Errc::parse_error, "empty input");
   dom::element root;
   // parse() copies into a padded buffer when the input lacks SIMDJSON_PADDING bytes after it.
   if (auto err = parser.parse(text.data(), text.size(), true).get(root); err) {

@@ -38,21 +38,21 @@ void TaskGroup::spawn(asio::awaitable<void> task, std::string name, const Cancel
       });
     });
   }
-  asio::co_spawn(
-      executor_, std::move(task),
-      asio::bind_cancellation_slot(child->signal.slot(), [this, it, name = std::move(name)](std::exception_ptr e) {
-        if (e) {
-          try {
-            std::rethrow_exception(e);
-          } catch (const std::exception& ex) {
-            log::error("{} failed: {}", name, ex.what());
-          } catch (...) {
-            log::error("{} failed with an unknown exception", name);
-          }
-        }
-        children_.erase(it);
-        if (children_.empty()) idle_.cancel();
-      }));
+  asio::co_spawn(executor_, std::move(task),
+                 asio::bind_cancellation_slot(child->signal.slot(),
+                                              [this, it, name = std::move(name)](const std::exception_ptr& e) {
+                                                if (e) {
+                                                  try {
+                                                    std::rethrow_exception(e);
+                                                  } catch (const std::exception& ex) {
+                                                    log::error("{} failed: {}", name, ex.what());
+                                                  } catch (...) {
+                                                    log::error("{} failed with an unknown exception", name);
+                                                  }
+                                                }
+                                                children_.erase(it);
+                                                if (children_.empty()) idle_.cancel();
+                                              }));
 }
 
 void TaskGroup::cancel_all() {
