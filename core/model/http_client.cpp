@@ -1,0 +1,758 @@
+// HttpClient over Beast + OpenSSL. Every socket sits in a beast::tcp_stream, whose expires_after gives the
+// per-phase timeouts; cancellation closes the socket from the client's executor, which makes the pending
+// operation complete at once. Errors are read with as_tuple, never thrown.
+#include "core/model/http_client.h"
+
+#include <array>
+#include <cerrno>
+#include <cstdlib>
+#include <map>
+#include <utility>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/error.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/buffer_body.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <sys/socket.h>
+
+#include "core/support/clock.h"
+#include "core/support/log.h"
+
+namespace agentd::core::model {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+namespace ssl = boost::asio::ssl;
+using tcp = asio::ip::tcp;
+using boost::system::error_code;
+using support::Errc;
+using support::Error;
+using support::Result;
+
+namespace {
+
+constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
+constexpr std::size_t kHeaderLimit = std::size_t{64} * 1024;
+constexpr std::size_t kReadChunk = std::size_t{16} * 1024;
+
+char ascii_lower(char c) noexcept { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = ascii_lower(c);
+  return out;
+}
+
+bool iequals(std::string_view a, std::string_view b) noexcept {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (ascii_lower(a[i]) != ascii_lower(b[i])) return false;
+  }
+  return true;
+}
+
+std::string_view trim(std::string_view s) noexcept {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+std::optional<std::uint16_t> parse_port(std::string_view s) noexcept {
+  if (s.empty() || s.size() > 5) return std::nullopt;
+  unsigned value = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    value = value * 10 + static_cast<unsigned>(c - '0');
+  }
+  if (value == 0 || value > 65535) return std::nullopt;
+  return static_cast<std::uint16_t>(value);
+}
+
+bool is_ip_address(const std::string& host) {
+  error_code ec;
+  asio::ip::make_address(host, ec);
+  return !ec;
+}
+
+int hex_value(char c) noexcept {
+  if (c >= '0' && c <= '9') return c - '0';
+  c = ascii_lower(c);
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+std::string percent_decode(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && hex_value(s[i + 1]) >= 0 && hex_value(s[i + 2]) >= 0) {
+      out.push_back(static_cast<char>(hex_value(s[i + 1]) * 16 + hex_value(s[i + 2])));
+      i += 2;
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
+std::string base64(std::string_view raw) {
+  std::string out(4 * ((raw.size() + 2) / 3) + 1, '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(raw.data()), static_cast<int>(raw.size()));
+  out.resize(static_cast<std::size_t>(n));
+  return out;
+}
+
+std::string host_header(const Url& url) {
+  const bool default_port = (url.https() && url.port == 443) || (!url.https() && url.port == 80);
+  if (default_port) return url.host.find(':') != std::string::npos ? "[" + url.host + "]" : url.host;
+  return url.authority();
+}
+
+bool has_crlf(std::string_view s) noexcept { return s.find_first_of("\r\n") != std::string_view::npos; }
+
+Error http_error(HttpFailure failure, std::string message) {
+  Errc code = Errc::unavailable;
+  switch (failure) {
+    case HttpFailure::bad_request:
+    case HttpFailure::tls_verify: code = Errc::invalid_argument; break;
+    case HttpFailure::connect_timeout:
+    case HttpFailure::first_byte_timeout:
+    case HttpFailure::idle_timeout: code = Errc::timeout; break;
+    case HttpFailure::protocol: code = Errc::parse_error; break;
+    case HttpFailure::cancelled: code = Errc::cancelled; break;
+    default: break;
+  }
+  return Error(code, std::move(message), static_cast<int>(failure));
+}
+
+// The server went away: what a dead keep-alive connection looks like.
+bool is_connection_drop(const error_code& ec) noexcept {
+  return ec == http::error::end_of_stream || ec == http::error::partial_message || ec == asio::error::eof ||
+         ec == asio::error::connection_reset || ec == asio::error::broken_pipe ||
+         ec == asio::error::connection_aborted || ec == asio::ssl::error::stream_truncated;
+}
+
+enum class Phase { connect, first_byte, body };
+
+struct Connection {
+  std::string key;
+  std::unique_ptr<beast::tcp_stream> plain;
+  std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
+  beast::flat_buffer buffer;
+  support::SteadyClock::time_point idle_since;
+  std::shared_ptr<bool> host_mismatch = std::make_shared<bool>(false);
+
+  beast::tcp_stream& tcp() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
+  void close() noexcept {
+    error_code ignored;
+    tcp().socket().close(ignored);
+    tcp().expires_never();
+  }
+  // A pooled connection the server has closed (or that has unexpected bytes waiting) is not reusable.
+  bool looks_alive() {
+    if (!tcp().socket().is_open() || buffer.size() != 0) return false;
+    char byte;
+    const ssize_t n = ::recv(tcp().socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+  }
+};
+
+// One request in flight: what a cancellation has to close.
+struct Exchange {
+  bool finished = false;
+  bool cancelled = false;
+  std::shared_ptr<tcp::resolver> resolver;
+  std::shared_ptr<Connection> connection;
+
+  void abort() {
+    cancelled = true;
+    if (resolver) resolver->cancel();
+    if (connection) connection->close();
+  }
+};
+
+Error transport_error(const error_code& ec, Phase phase, const Exchange& exchange, const HttpTimeouts& timeouts) {
+  if (exchange.cancelled || ec == asio::error::operation_aborted) {
+    return http_error(HttpFailure::cancelled, "request cancelled");
+  }
+  if (ec == beast::error::timeout) {
+    switch (phase) {
+      case Phase::connect:
+        return http_error(HttpFailure::connect_timeout,
+                          fmt::format("connect timed out after {} ms", timeouts.connect.count()));
+      case Phase::first_byte:
+        return http_error(HttpFailure::first_byte_timeout,
+                          fmt::format("no response within {} ms", timeouts.first_byte.count()));
+      case Phase::body:
+        return http_error(HttpFailure::idle_timeout,
+                          fmt::format("response stalled: no bytes for {} ms", timeouts.idle.count()));
+    }
+  }
+  if (phase == Phase::connect) return http_error(HttpFailure::connect, "connect failed: " + ec.message());
+  if (ec.category() == http::make_error_code(http::error::end_of_stream).category() && !is_connection_drop(ec)) {
+    return http_error(HttpFailure::protocol, "malformed HTTP response: " + ec.message());
+  }
+  return http_error(HttpFailure::closed, "connection closed: " + ec.message());
+}
+
+std::string pool_key(const Url& target, const Url* proxy) {
+  if (proxy == nullptr) return fmt::format("{}://{}", target.scheme, target.authority());
+  if (!target.https()) return fmt::format("http-proxy://{}", proxy->authority());
+  return fmt::format("https://{} via {}", target.authority(), proxy->authority());
+}
+
+}  // namespace
+
+// ---- URLs and proxies ----
+
+const std::string* find_header(const HttpHeaders& headers, std::string_view name) noexcept {
+  for (const HttpHeader& header : headers) {
+    if (iequals(header.name, name)) return &header.value;
+  }
+  return nullptr;
+}
+
+std::string Url::authority() const {
+  const bool v6 = host.find(':') != std::string::npos;
+  return fmt::format("{}{}{}:{}", v6 ? "[" : "", host, v6 ? "]" : "", port);
+}
+
+Result<Url> parse_url(std::string_view text) {
+  text = trim(text);
+  const std::size_t scheme_end = text.find("://");
+  if (scheme_end == std::string_view::npos) return support::make_error(Errc::invalid_argument, "no scheme in URL");
+  Url url;
+  url.scheme = lower(text.substr(0, scheme_end));
+  if (url.scheme != "http" && url.scheme != "https") {
+    return support::make_error(Errc::invalid_argument, "unsupported URL scheme '{}'", url.scheme);
+  }
+  std::string_view rest = text.substr(scheme_end + 3);
+  const std::size_t authority_end = rest.find_first_of("/?#");
+  std::string_view authority = rest.substr(0, authority_end);
+  std::string_view target = authority_end == std::string_view::npos ? std::string_view() : rest.substr(authority_end);
+  if (const std::size_t hash = target.find('#'); hash != std::string_view::npos) target = target.substr(0, hash);
+  url.target = target.empty() ? "/" : target.front() == '?' ? "/" + std::string(target) : std::string(target);
+  if (has_crlf(url.target) || url.target.find(' ') != std::string::npos) {
+    return support::make_error(Errc::invalid_argument, "bad characters in URL path");
+  }
+  if (const std::size_t at = authority.rfind('@'); at != std::string_view::npos) {
+    url.userinfo = std::string(authority.substr(0, at));
+    authority = authority.substr(at + 1);
+  }
+  std::string_view port_text;
+  if (!authority.empty() && authority.front() == '[') {
+    const std::size_t close = authority.find(']');
+    if (close == std::string_view::npos) return support::make_error(Errc::invalid_argument, "unclosed '[' in URL");
+    url.host = std::string(authority.substr(1, close - 1));
+    std::string_view after = authority.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':') return support::make_error(Errc::invalid_argument, "bad URL authority");
+      port_text = after.substr(1);
+    }
+  } else {
+    const std::size_t colon = authority.find(':');
+    if (colon != std::string_view::npos) {
+      if (authority.find(':', colon + 1) != std::string_view::npos) {
+        return support::make_error(Errc::invalid_argument, "IPv6 hosts need brackets in URLs");
+      }
+      port_text = authority.substr(colon + 1);
+      authority = authority.substr(0, colon);
+    }
+    url.host = lower(authority);
+  }
+  if (url.host.empty()) return support::make_error(Errc::invalid_argument, "no host in URL");
+  if (has_crlf(url.host) || url.host.find_first_of(" /") != std::string::npos) {
+    return support::make_error(Errc::invalid_argument, "bad characters in URL host");
+  }
+  if (port_text.empty()) {
+    url.port = url.https() ? 443 : 80;
+  } else if (auto port = parse_port(port_text)) {
+    url.port = *port;
+  } else {
+    return support::make_error(Errc::invalid_argument, "bad port '{}' in URL", port_text);
+  }
+  return url;
+}
+
+std::vector<std::string> split_no_proxy(std::string_view value) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= value.size()) {
+    std::size_t end = value.find_first_of(", \t", start);
+    if (end == std::string_view::npos) end = value.size();
+    if (end > start) out.push_back(lower(value.substr(start, end - start)));
+    start = end + 1;
+  }
+  return out;
+}
+
+bool no_proxy_matches(const std::vector<std::string>& entries, std::string_view host_in, std::uint16_t port) {
+  const std::string host = lower(host_in);
+  for (const std::string& raw : entries) {
+    std::string_view entry = trim(raw);
+    if (entry.empty()) continue;
+    if (entry == "*") return true;
+    std::optional<std::uint16_t> entry_port;
+    if (entry.front() == '[') {
+      const std::size_t close = entry.find(']');
+      if (close == std::string_view::npos) continue;
+      if (close + 1 < entry.size()) {
+        if (entry[close + 1] != ':' || !(entry_port = parse_port(entry.substr(close + 2)))) continue;
+      }
+      entry = entry.substr(1, close - 1);
+    } else if (const std::size_t colon = entry.find(':');
+               colon != std::string_view::npos && entry.find(':', colon + 1) == std::string_view::npos) {
+      if (!(entry_port = parse_port(entry.substr(colon + 1)))) continue;
+      entry = entry.substr(0, colon);
+    }
+    if (entry_port && *entry_port != port) continue;
+    if (entry.starts_with("*.")) {
+      entry.remove_prefix(2);
+    } else if (entry.starts_with(".")) {
+      entry.remove_prefix(1);
+    }
+    if (entry.empty()) continue;
+    const std::string want = lower(entry);
+    if (host == want) return true;
+    if (host.size() > want.size() && host.ends_with(want) && host[host.size() - want.size() - 1] == '.') return true;
+  }
+  return false;
+}
+
+ProxyConfig ProxyConfig::from_lookup(const std::function<const char*(const char*)>& lookup) {
+  // curl's rule: the lower-case name wins when both are set.
+  auto get = [&](const char* lower_name, const char* upper_name) -> std::string {
+    const char* value = lookup(lower_name);
+    if (value == nullptr || *value == '\0') value = lookup(upper_name);
+    return value != nullptr ? std::string(trim(value)) : std::string();
+  };
+  auto proxy_url = [](const std::string& value, const char* name) -> std::optional<Url> {
+    if (value.empty()) return std::nullopt;
+    auto url = parse_url(value.find("://") == std::string::npos ? "http://" + value : value);
+    if (!url || url->https()) {
+      // A TLS connection to the proxy itself is not supported; say so rather than silently going direct.
+      support::log::warn("ignoring {}={}: {}", name, value,
+                         url ? "https:// proxies are not supported" : url.error().message());
+      return std::nullopt;
+    }
+    return std::move(url).value();
+  };
+  ProxyConfig config;
+  config.https_proxy = proxy_url(get("https_proxy", "HTTPS_PROXY"), "HTTPS_PROXY");
+  config.http_proxy = proxy_url(get("http_proxy", "HTTP_PROXY"), "HTTP_PROXY");
+  config.no_proxy = split_no_proxy(get("no_proxy", "NO_PROXY"));
+  return config;
+}
+
+ProxyConfig ProxyConfig::from_environment() {
+  return from_lookup([](const char* name) { return std::getenv(name); });  // NOLINT(concurrency-mt-unsafe)
+}
+
+const Url* ProxyConfig::proxy_for(const Url& target) const {
+  const std::optional<Url>& proxy = target.https() ? https_proxy : http_proxy;
+  if (!proxy) return nullptr;
+  if (no_proxy_matches(no_proxy, target.host, target.port)) return nullptr;
+  return &*proxy;
+}
+
+std::string_view http_failure_name(HttpFailure failure) noexcept {
+  switch (failure) {
+    case HttpFailure::none: return "none";
+    case HttpFailure::bad_request: return "bad_request";
+    case HttpFailure::resolve: return "resolve";
+    case HttpFailure::connect: return "connect";
+    case HttpFailure::connect_timeout: return "connect_timeout";
+    case HttpFailure::proxy: return "proxy";
+    case HttpFailure::tls: return "tls";
+    case HttpFailure::tls_verify: return "tls_verify";
+    case HttpFailure::closed: return "closed";
+    case HttpFailure::first_byte_timeout: return "first_byte_timeout";
+    case HttpFailure::idle_timeout: return "idle_timeout";
+    case HttpFailure::protocol: return "protocol";
+    case HttpFailure::cancelled: return "cancelled";
+  }
+  return "unknown";
+}
+
+HttpFailure http_failure_of(const support::Error& error) noexcept {
+  const int code = error.native_code();
+  if (code <= 0 || code > static_cast<int>(HttpFailure::cancelled)) return HttpFailure::none;
+  return static_cast<HttpFailure>(code);
+}
+
+// ---- the client ----
+
+struct HttpClient::Impl {
+  asio::any_io_executor executor;
+  HttpClientOptions options;
+  ssl::context tls_context{ssl::context::tls_client};
+  std::map<std::string, std::vector<std::shared_ptr<Connection>>> idle;
+
+  std::shared_ptr<Connection> take_idle(const std::string& key) {
+    auto it = idle.find(key);
+    if (it == idle.end()) return nullptr;
+    auto& list = it->second;
+    const auto now = support::SteadyClock::now();
+    std::shared_ptr<Connection> found;
+    while (!list.empty() && !found) {
+      std::shared_ptr<Connection> conn = std::move(list.back());
+      list.pop_back();
+      if (now - conn->idle_since < options.idle_ttl && conn->looks_alive()) {
+        found = std::move(conn);
+      } else {
+        conn->close();
+      }
+    }
+    if (list.empty()) idle.erase(it);
+    return found;
+  }
+
+  void put_idle(std::shared_ptr<Connection> conn) {
+    if (options.max_idle_per_host == 0) return;
+    conn->idle_since = support::SteadyClock::now();
+    conn->tcp().expires_never();
+    auto& list = idle[conn->key];
+    list.push_back(std::move(conn));
+    while (list.size() > options.max_idle_per_host) {
+      list.front()->close();
+      list.erase(list.begin());
+    }
+  }
+
+  asio::awaitable<Result<std::shared_ptr<Connection>>> connect(const Url& target, const Url* proxy,
+                                                               Exchange& exchange) {
+    const Url& dial = proxy != nullptr ? *proxy : target;
+    const auto deadline = support::SteadyClock::now() + options.timeouts.connect;
+    auto conn = std::make_shared<Connection>();
+    conn->key = pool_key(target, proxy);
+    conn->plain = std::make_unique<beast::tcp_stream>(executor);
+    exchange.connection = conn;
+
+    // getaddrinfo runs on Asio's resolver thread; a timer bounds it by the connect deadline.
+    auto resolver = std::make_shared<tcp::resolver>(executor);
+    exchange.resolver = resolver;
+    auto resolve_timed_out = std::make_shared<bool>(false);
+    asio::steady_timer timer(executor, deadline);
+    timer.async_wait([resolver, resolve_timed_out](error_code ec) {
+      if (!ec) {
+        *resolve_timed_out = true;
+        resolver->cancel();
+      }
+    });
+    auto [resolve_ec, endpoints] = co_await resolver->async_resolve(dial.host, std::to_string(dial.port), kTuple);
+    timer.cancel();
+    exchange.resolver.reset();
+    if (exchange.cancelled) co_return http_error(HttpFailure::cancelled, "request cancelled");
+    if (*resolve_timed_out) {
+      co_return http_error(HttpFailure::connect_timeout, fmt::format("resolving {} timed out after {} ms", dial.host,
+                                                                     options.timeouts.connect.count()));
+    }
+    if (resolve_ec) {
+      co_return http_error(HttpFailure::resolve, fmt::format("cannot resolve {}: {}", dial.host, resolve_ec.message()));
+    }
+
+    conn->plain->expires_at(deadline);
+    auto [connect_ec, endpoint] = co_await conn->plain->async_connect(endpoints, kTuple);
+    if (connect_ec) {
+      Error error = transport_error(connect_ec, Phase::connect, exchange, options.timeouts);
+      co_return std::move(error).context(fmt::format("{}", dial.authority()));
+    }
+
+    if (proxy != nullptr && target.https()) {
+      http::request<http::empty_body> connect_request{http::verb::connect, target.authority(), 11};
+      connect_request.set(http::field::host, target.authority());
+      if (!proxy->userinfo.empty()) {
+        connect_request.set(http::field::proxy_authorization, "Basic " + base64(percent_decode(proxy->userinfo)));
+      }
+      auto [write_ec, written] = co_await http::async_write(*conn->plain, connect_request, kTuple);
+      if (write_ec) co_return transport_error(write_ec, Phase::connect, exchange, options.timeouts);
+      http::response_parser<http::empty_body> reply;
+      reply.skip(true);  // a 2xx answer to CONNECT has no body; the tunnel starts right after the head
+      auto [read_ec, read] = co_await http::async_read_header(*conn->plain, conn->buffer, reply, kTuple);
+      if (read_ec) {
+        if (exchange.cancelled || read_ec == beast::error::timeout) {
+          co_return transport_error(read_ec, Phase::connect, exchange, options.timeouts);
+        }
+        co_return http_error(HttpFailure::proxy,
+                             fmt::format("proxy {} failed the CONNECT: {}", proxy->authority(), read_ec.message()));
+      }
+      const auto status = static_cast<int>(reply.get().result_int());
+      if (status < 200 || status >= 300) {
+        co_return http_error(HttpFailure::proxy,
+                             fmt::format("proxy {} refused CONNECT {}: {} {}", proxy->authority(), target.authority(),
+                                         status, std::string(reply.get().reason())));
+      }
+      conn->buffer.consume(conn->buffer.size());
+    }
+
+    if (target.https()) {
+      conn->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(std::move(*conn->plain), tls_context);
+      conn->plain.reset();
+      SSL* native = conn->tls->native_handle();
+      // SNI carries host names only (RFC 6066); an IP literal is verified against the certificate's IPs.
+      if (!is_ip_address(target.host) && SSL_set_tlsext_host_name(native, target.host.c_str()) != 1) {
+        co_return http_error(HttpFailure::tls, "cannot set TLS server name");
+      }
+      conn->tls->set_verify_mode(ssl::verify_peer);
+      conn->tls->set_verify_callback([verify = ssl::host_name_verification(target.host),
+                                      mismatch = conn->host_mismatch](bool preverified, ssl::verify_context& context) {
+        const bool ok = verify(preverified, context);
+        if (preverified && !ok) *mismatch = true;
+        return ok;
+      });
+      auto [handshake_ec] = co_await conn->tls->async_handshake(ssl::stream_base::client, kTuple);
+      if (handshake_ec) {
+        if (exchange.cancelled || handshake_ec == beast::error::timeout) {
+          co_return transport_error(handshake_ec, Phase::connect, exchange, options.timeouts);
+        }
+        const long verify_result = SSL_get_verify_result(native);
+        if (*conn->host_mismatch) {
+          co_return http_error(HttpFailure::tls_verify,
+                               fmt::format("TLS: the certificate of {} does not match the host name", target.host));
+        }
+        if (verify_result != X509_V_OK) {
+          co_return http_error(HttpFailure::tls_verify,
+                               fmt::format("TLS: certificate of {} not trusted: {}", target.host,
+                                           X509_verify_cert_error_string(verify_result)));
+        }
+        co_return http_error(HttpFailure::tls,
+                             fmt::format("TLS handshake with {} failed: {}", target.host, handshake_ec.message()));
+      }
+    }
+    conn->tcp().expires_never();
+    co_return conn;
+  }
+
+  // One request/response on `conn`. Sets `dead_before_response` when a reused connection turned out to
+  // be closed before any response byte (worth one retry on a fresh connection), and `reusable` when the
+  // connection may go back to the pool.
+  template <class Stream>
+  asio::awaitable<Result<HttpResponse>> exchange_on(Stream& stream, Connection& conn,
+                                                    http::request<http::string_body>& request,
+                                                    const HttpBodyCallback& on_body, Exchange& exchange, bool reused,
+                                                    bool& dead_before_response, bool& reusable) {
+    const HttpTimeouts& timeouts = options.timeouts;
+    conn.tcp().expires_after(timeouts.first_byte);
+    auto [write_ec, written] = co_await http::async_write(stream, request, kTuple);
+    if (write_ec) {
+      dead_before_response = reused && !exchange.cancelled && is_connection_drop(write_ec);
+      co_return transport_error(write_ec, Phase::first_byte, exchange, timeouts);
+    }
+    http::response_parser<http::buffer_body> parser;
+    parser.body_limit(boost::none);  // model streams are long; Beast's default would cut them at 8 MB
+    parser.header_limit(kHeaderLimit);
+    auto [head_ec, head_bytes] = co_await http::async_read_header(stream, conn.buffer, parser, kTuple);
+    if (head_ec) {
+      dead_before_response = reused && !exchange.cancelled && !parser.got_some() && is_connection_drop(head_ec);
+      co_return transport_error(head_ec, Phase::first_byte, exchange, timeouts);
+    }
+
+    HttpResponse response;
+    response.reused_connection = reused;
+    response.status = static_cast<int>(parser.get().result_int());
+    for (const auto& field : parser.get()) {
+      response.headers.push_back({std::string(field.name_string()), std::string(field.value())});
+    }
+    const bool deliver = response.ok_status();
+    std::array<char, kReadChunk> chunk;
+    while (!parser.is_done()) {
+      parser.get().body().data = chunk.data();
+      parser.get().body().size = chunk.size();
+      conn.tcp().expires_after(timeouts.idle);
+      auto [ec, n] = co_await http::async_read_some(stream, conn.buffer, parser, kTuple);
+      if (ec == http::error::need_buffer) ec = {};
+      const std::size_t got = chunk.size() - parser.get().body().size;
+      if (got > 0) {
+        response.body_bytes += got;
+        const std::string_view piece(chunk.data(), got);
+        if (deliver) {
+          if (!on_body(piece)) {
+            response.stopped = true;
+            break;
+          }
+        } else {
+          const std::size_t room =
+              options.max_error_body - std::min(options.max_error_body, response.error_body.size());
+          response.error_body.append(piece.substr(0, room));
+          if (piece.size() > room) {
+            // An error body longer than the cap is not worth draining: drop the connection instead.
+            response.error_body_truncated = true;
+            response.stopped = true;
+            break;
+          }
+        }
+      }
+      if (exchange.cancelled) {
+        response.body_error = http_error(HttpFailure::cancelled, "request cancelled");
+        break;
+      }
+      if (ec) {
+        response.body_error = transport_error(ec, Phase::body, exchange, timeouts);
+        break;
+      }
+    }
+    response.complete = parser.is_done() && !response.body_error && !response.stopped;
+    reusable = response.complete && parser.keep_alive() && !exchange.cancelled;
+    co_return response;
+  }
+
+  asio::awaitable<Result<HttpResponse>> send(HttpRequest request, const HttpBodyCallback& on_body,
+                                             const support::CancelToken& cancel) {
+    auto url = parse_url(request.url);
+    if (!url) co_return http_error(HttpFailure::bad_request, url.error().message());
+    if (cancel.cancelled()) co_return http_error(HttpFailure::cancelled, "request cancelled");
+    const Url* proxy = options.proxy.proxy_for(*url);
+    const bool absolute_form = proxy != nullptr && !url->https();
+
+    http::request<http::string_body> message;
+    message.version(11);
+    if (const http::verb verb = http::string_to_verb(request.method); verb != http::verb::unknown) {
+      message.method(verb);
+    } else {
+      message.method_string(request.method);
+    }
+    message.target(absolute_form ? fmt::format("http://{}{}", url->authority(), url->target) : url->target);
+    message.set(http::field::host, host_header(*url));
+    bool has_user_agent = false;
+    for (const HttpHeader& header : request.headers) {
+      if (header.name.empty() || has_crlf(header.name) || has_crlf(header.value) ||
+          header.name.find_first_of(" :") != std::string::npos) {
+        co_return http_error(HttpFailure::bad_request, fmt::format("bad request header '{}'", header.name));
+      }
+      if (iequals(header.name, "host") || iequals(header.name, "content-length")) continue;
+      if (iequals(header.name, "user-agent")) has_user_agent = true;
+      message.insert(header.name, header.value);
+    }
+    if (!has_user_agent && !options.user_agent.empty()) message.set(http::field::user_agent, options.user_agent);
+    if (absolute_form && !proxy->userinfo.empty()) {
+      message.set(http::field::proxy_authorization, "Basic " + base64(percent_decode(proxy->userinfo)));
+    }
+    message.body() = std::move(request.body);
+    message.prepare_payload();
+
+    // The token may fire on any thread; the abort runs on our executor, where the socket lives.
+    auto exchange = std::make_shared<Exchange>();
+    auto here = co_await asio::this_coro::executor;
+    auto registration = cancel.on_cancel([weak = std::weak_ptr<Exchange>(exchange), here] {
+      asio::post(here, [weak] {
+        if (auto live = weak.lock(); live && !live->finished) live->abort();
+      });
+    });
+
+    const std::string key = pool_key(*url, proxy);
+    for (int attempt = 0;; ++attempt) {
+      std::shared_ptr<Connection> conn = attempt == 0 ? take_idle(key) : nullptr;
+      const bool reused = conn != nullptr;
+      if (!conn) {
+        auto fresh = co_await connect(*url, proxy, *exchange);
+        if (!fresh) {
+          exchange->finished = true;
+          exchange->connection.reset();
+          co_return std::move(fresh).error();
+        }
+        conn = std::move(fresh).value();
+      }
+      exchange->connection = conn;
+      bool dead_before_response = false;
+      bool reusable = false;
+      // (No co_await inside ?: here: GCC 12 miscompiles the temporaries of that form.)
+      std::optional<Result<HttpResponse>> result;
+      if (conn->tls) {
+        result.emplace(co_await exchange_on(*conn->tls, *conn, message, on_body, *exchange, reused,
+                                            dead_before_response, reusable));
+      } else {
+        result.emplace(co_await exchange_on(*conn->plain, *conn, message, on_body, *exchange, reused,
+                                            dead_before_response, reusable));
+      }
+      exchange->connection.reset();
+      if (!*result && dead_before_response && attempt == 0) {
+        support::log::debug("http: pooled connection to {} was closed; retrying on a fresh one", key);
+        conn->close();
+        continue;
+      }
+      exchange->finished = true;
+      if (reusable) {
+        put_idle(std::move(conn));
+      } else {
+        conn->close();
+      }
+      co_return std::move(*result);
+    }
+  }
+};
+
+HttpClient::HttpClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+HttpClient::~HttpClient() { close_idle_connections(); }
+
+Result<std::unique_ptr<HttpClient>> HttpClient::create(asio::any_io_executor executor, HttpClientOptions options) {
+  auto impl = std::make_unique<Impl>();
+  impl->executor = std::move(executor);
+  impl->options = std::move(options);
+  ssl::context& context = impl->tls_context;
+  error_code ec;
+  context.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
+                          ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1,
+                      ec);
+  if (ec) return support::make_error(Errc::internal, "TLS context options: {}", ec.message());
+  if (impl->options.use_system_ca) {
+    context.set_default_verify_paths(ec);
+    if (ec) return support::make_error(Errc::unavailable, "cannot load the system CA store: {}", ec.message());
+  }
+  if (!impl->options.extra_ca_pem.empty()) {
+    context.add_certificate_authority(asio::buffer(impl->options.extra_ca_pem), ec);
+    if (ec) return support::make_error(Errc::invalid_argument, "extra CA certificates: {}", ec.message());
+  }
+  context.set_verify_mode(ssl::verify_peer, ec);
+  if (ec) return support::make_error(Errc::internal, "TLS verify mode: {}", ec.message());
+  return std::unique_ptr<HttpClient>(new HttpClient(std::move(impl)));
+}
+
+asio::awaitable<Result<HttpResponse>> HttpClient::send(HttpRequest request, HttpBodyCallback on_body,
+                                                       support::CancelToken cancel) {
+  if (!on_body) on_body = [](std::string_view) { return true; };
+  try {
+    Result<HttpResponse> result = co_await impl_->send(std::move(request), on_body, cancel);
+    co_return result;
+  } catch (const std::exception& e) {
+    // Asio/Beast throw only for resource exhaustion here; report it rather than tear down the caller.
+    co_return support::make_error(Errc::internal, "http client: {}", e.what());
+  }
+}
+
+std::size_t HttpClient::idle_connections() const noexcept {
+  std::size_t n = 0;
+  for (const auto& [key, list] : impl_->idle) n += list.size();
+  return n;
+}
+
+void HttpClient::close_idle_connections() {
+  for (auto& [key, list] : impl_->idle) {
+    for (auto& conn : list) conn->close();
+  }
+  impl_->idle.clear();
+}
+
+}  // namespace agentd::core::model
