@@ -17,10 +17,7 @@ using support::Json;
 
 namespace {
 
-std::uint32_t block_index(const Json& data) {
-  // Indexes are small; anything absurd is clamped rather than trusted.
-  return static_cast<std::uint32_t>(std::min<std::uint64_t>(uint_field(data, "index").value_or(0), UINT32_MAX));
-}
+std::uint32_t block_index(const Json& data) { return detail::index_field(data, "index"); }
 
 }  // namespace
 

@@ -3,6 +3,7 @@
 // schema; a missing or mistyped field simply reads as absent. Used only by the decoders in core/model/.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -39,6 +40,11 @@ inline std::optional<std::uint64_t> uint_field(const support::Json& object, std:
   if (const auto* u = value->if_uint64()) return *u;
   if (const auto* i = value->if_int64(); i != nullptr && *i >= 0) return static_cast<std::uint64_t>(*i);
   return std::nullopt;
+}
+
+// A small index (content block, output item): absent or absurd values are clamped rather than trusted.
+inline std::uint32_t index_field(const support::Json& object, std::string_view key) noexcept {
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(uint_field(object, key).value_or(0), UINT32_MAX));
 }
 
 }  // namespace agentd::core::model::detail

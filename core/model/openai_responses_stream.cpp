@@ -18,9 +18,7 @@ using support::Json;
 
 namespace {
 
-std::uint32_t output_index(const Json& data) {
-  return static_cast<std::uint32_t>(std::min<std::uint64_t>(uint_field(data, "output_index").value_or(0), UINT32_MAX));
-}
+std::uint32_t output_index(const Json& data) { return detail::index_field(data, "output_index"); }
 
 }  // namespace
 
@@ -131,19 +129,7 @@ void OpenAiResponsesStream::finish_message(StopReason reason, std::string raw, c
 }
 
 Usage openai_responses_usage(const Json& usage) {
-  Usage out;
-  const std::uint64_t input = uint_field(usage, "input_tokens").value_or(0);
-  std::uint64_t cached = 0;
-  if (const Json* details = object_field(usage, "input_tokens_details")) {
-    cached = std::min(uint_field(*details, "cached_tokens").value_or(0), input);
-  }
-  out.input_tokens = input - cached;
-  out.cache_read_tokens = cached;
-  out.output_tokens = uint_field(usage, "output_tokens").value_or(0);
-  if (const Json* details = object_field(usage, "output_tokens_details")) {
-    out.reasoning_output_tokens = uint_field(*details, "reasoning_tokens");
-  }
-  return out;
+  return openai_usage(usage, {"input_tokens", "input_tokens_details", "output_tokens", "output_tokens_details"});
 }
 
 }  // namespace agentd::core::model

@@ -30,30 +30,11 @@ std::string_view trim(std::string_view s) noexcept {
   return s;
 }
 
-// A non-negative decimal number, "17" or "1.5".
+// A non-negative decimal number, "17" or "1.5", and nothing else.
 std::optional<double> parse_decimal(std::string_view s) noexcept {
-  if (s.empty()) return std::nullopt;
-  double value = 0;
-  double scale = 0.1;
-  bool fraction = false;
-  bool any_digit = false;
-  for (char c : s) {
-    if (c >= '0' && c <= '9') {
-      any_digit = true;
-      if (!fraction) {
-        value = value * 10 + (c - '0');
-      } else {
-        value += (c - '0') * scale;
-        scale /= 10;
-      }
-      if (value > 1e12) return std::nullopt;
-    } else if (c == '.' && !fraction) {
-      fraction = true;
-    } else {
-      return std::nullopt;
-    }
-  }
-  if (!any_digit) return std::nullopt;
+  std::size_t used = 0;
+  auto value = parse_decimal_prefix(s, used);
+  if (!value || used != s.size()) return std::nullopt;
   return value;
 }
 

@@ -83,18 +83,14 @@ void parse_tool_input(ToolCallDone& call) {
   call.input_error.reset();
 }
 
-std::optional<std::chrono::milliseconds> retry_after_from_message(std::string_view message) noexcept {
-  constexpr std::string_view kMarker = "try again in ";
-  const std::size_t at = message.find(kMarker);
-  if (at == std::string_view::npos) return std::nullopt;
-  std::string_view rest = message.substr(at + kMarker.size());
+std::optional<double> parse_decimal_prefix(std::string_view text, std::size_t& consumed) noexcept {
   double value = 0;
   double scale = 0.1;
   bool fraction = false;
   bool any_digit = false;
   std::size_t i = 0;
-  for (; i < rest.size(); ++i) {
-    const char c = rest[i];
+  for (; i < text.size(); ++i) {
+    const char c = text[i];
     if (c >= '0' && c <= '9') {
       any_digit = true;
       if (!fraction) {
@@ -103,14 +99,28 @@ std::optional<std::chrono::milliseconds> retry_after_from_message(std::string_vi
         value += (c - '0') * scale;
         scale /= 10;
       }
+      if (value > 1e12) return std::nullopt;
     } else if (c == '.' && !fraction) {
       fraction = true;
     } else {
       break;
     }
   }
-  if (!any_digit || value > 86400.0 * 1000) return std::nullopt;
-  rest = rest.substr(i);
+  consumed = i;
+  if (!any_digit) return std::nullopt;
+  return value;
+}
+
+std::optional<std::chrono::milliseconds> retry_after_from_message(std::string_view message) noexcept {
+  constexpr std::string_view kMarker = "try again in ";
+  const std::size_t at = message.find(kMarker);
+  if (at == std::string_view::npos) return std::nullopt;
+  std::string_view rest = message.substr(at + kMarker.size());
+  std::size_t used = 0;
+  const auto parsed = parse_decimal_prefix(rest, used);
+  if (!parsed || *parsed > 86400.0 * 1000) return std::nullopt;
+  const double value = *parsed;
+  rest = rest.substr(used);
   if (rest.starts_with("ms")) return std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(value)));
   if (rest.starts_with("s")) return std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(value * 1000)));
   return std::nullopt;

@@ -61,6 +61,10 @@ std::unique_ptr<StreamDecoder> make_stream_decoder(WireProtocol protocol);
 // tool takes no arguments and reads as {}.
 void parse_tool_input(ToolCallDone& call);
 
+// A non-negative decimal ("17", "1.5") at the start of `text`; `consumed` gets the number of characters
+// it used. Nothing when `text` does not start with a digit or the value is absurd (> 1e12).
+std::optional<double> parse_decimal_prefix(std::string_view text, std::size_t& consumed) noexcept;
+
 // "... Please try again in 3.45s." / "in 360ms" -> the delay, when a provider puts it only in the message.
 std::optional<std::chrono::milliseconds> retry_after_from_message(std::string_view message) noexcept;
 
