@@ -5,8 +5,10 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include "core/support/log.h"
@@ -19,6 +21,7 @@ namespace agentd::daemon {
 
 namespace asio = boost::asio;
 namespace log = support::log;
+using namespace boost::asio::experimental::awaitable_operators;
 
 namespace {
 constexpr auto kShutdownGrace = std::chrono::milliseconds(2000);
@@ -70,7 +73,12 @@ int run_daemon(const Options& options, int in_fd, int out_fd) {
         });
         log::debug("input closed; cancelling work in progress");
         peer.shutdown();
-        co_await peer.join();
+        // Handlers were cancelled; one that ignores it must not keep the process alive. After the
+        // grace period the loop stops and destroys what is left.
+        asio::steady_timer grace(io, kShutdownGrace);
+        const auto joined = co_await (peer.join() || grace.async_wait(asio::use_awaitable));
+        if (joined.index() == 1)
+          log::warn("handlers still running {} ms after cancellation; stopping anyway", kShutdownGrace.count());
         co_await transport.flush(kShutdownGrace);
         signals.cancel();
       },
