@@ -1,0 +1,442 @@
+// The provider request bodies and the streaming call with its retry loop.
+#include "core/model/model_client.h"
+
+#include <chrono>
+#include <memory>
+#include <string_view>
+#include <tuple>
+#include <utility>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "core/model/stream_decoder.h"
+#include "core/support/cancel_asio.h"
+#include "core/support/log.h"
+
+namespace agentd::core::model {
+namespace {
+
+namespace asio = boost::asio;
+using support::Json;
+
+template <class... Fs>
+struct Overloaded : Fs... {
+  using Fs::operator()...;
+};
+template <class... Fs>
+Overloaded(Fs...) -> Overloaded<Fs...>;
+
+Json ephemeral() {
+  Json control = Json::object();
+  control.set("type", "ephemeral");
+  return control;
+}
+
+Json object_or_empty(const Json& value) { return value.is_object() ? value : Json::object(); }
+
+Json schema_or_empty(const Json& schema) {
+  if (schema.is_object()) return schema;
+  Json empty = Json::object();
+  empty.set("type", "object");
+  empty.set("properties", Json::object());
+  return empty;
+}
+
+std::string trim_trailing_slashes(std::string url) {
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  return url;
+}
+
+// ---- Anthropic ----
+
+// Null for blocks Anthropic would reject (empty text).
+Json anthropic_block(const ContentBlock& block) {
+  return std::visit(Overloaded{
+                        [](const TextBlock& text) -> Json {
+                          if (text.text.empty()) return nullptr;
+                          Json out = Json::object();
+                          out.set("type", "text");
+                          out.set("text", text.text);
+                          return out;
+                        },
+                        [](const ThinkingBlock& thinking) -> Json {
+                          Json out = Json::object();
+                          if (!thinking.redacted_data.empty()) {
+                            out.set("type", "redacted_thinking");
+                            out.set("data", thinking.redacted_data);
+                            return out;
+                          }
+                          out.set("type", "thinking");
+                          out.set("thinking", thinking.text);
+                          out.set("signature", thinking.signature);
+                          return out;
+                        },
+                        [](const ToolCallBlock& call) -> Json {
+                          Json out = Json::object();
+                          out.set("type", "tool_use");
+                          out.set("id", call.id);
+                          out.set("name", call.name);
+                          out.set("input", object_or_empty(call.input));
+                          return out;
+                        },
+                        [](const ToolResultBlock& result) -> Json {
+                          Json out = Json::object();
+                          out.set("type", "tool_result");
+                          out.set("tool_use_id", result.tool_call_id);
+                          out.set("content", result.content);
+                          out.set("is_error", result.is_error);
+                          return out;
+                        },
+                    },
+                    block);
+}
+
+Json anthropic_messages(const std::vector<Message>& messages) {
+  Json out = Json::array();
+  for (const auto& message : messages) {
+    const char* role = message.role == Role::assistant ? "assistant" : "user";
+    Json blocks = Json::array();
+    for (const auto& block : message.content) {
+      Json converted = anthropic_block(block);
+      if (!converted.is_null()) blocks.push_back(std::move(converted));
+    }
+    if (blocks.size() == 0) continue;
+    // Anthropic wants strict user/assistant alternation: tool results and a following user text are one
+    // user message.
+    auto& list = out.as_array();
+    if (!list.empty() && list.back()["role"].as_string() == role) {
+      for (auto& block : blocks.as_array()) list.back()["content"].push_back(std::move(block));
+      continue;
+    }
+    Json entry = Json::object();
+    entry.set("role", role);
+    entry.set("content", std::move(blocks));
+    out.push_back(std::move(entry));
+  }
+  auto& list = out.as_array();
+  for (auto it = list.rbegin(); it != list.rend(); ++it) {
+    if ((*it)["role"].as_string() != "user") continue;
+    (*it)["content"].as_array().back().set("cache_control", ephemeral());
+    break;
+  }
+  // A user message that is one plain text block reads best as a string, as the API documents it.
+  for (auto& entry : list) {
+    const Json& content = entry["content"];
+    if (entry["role"].as_string() == "user" && content.size() == 1 && content.as_array()[0]["type"] == Json("text") &&
+        !content.as_array()[0].contains("cache_control")) {
+      Json text = content.as_array()[0]["text"];
+      entry.set("content", std::move(text));
+    }
+  }
+  return out;
+}
+
+// ---- OpenAI ----
+
+Json openai_messages(const ModelRequest& request) {
+  Json out = Json::array();
+  if (!request.system.empty()) {
+    Json system = Json::object();
+    system.set("role", "system");
+    system.set("content", request.system);
+    out.push_back(std::move(system));
+  }
+  for (const auto& message : request.messages) {
+    std::vector<std::string> texts;
+    Json tool_calls = Json::array();
+    for (const auto& block : message.content) {
+      if (const auto* text = std::get_if<TextBlock>(&block); text != nullptr && !text->text.empty()) {
+        texts.push_back(text->text);
+      } else if (const auto* call = std::get_if<ToolCallBlock>(&block)) {
+        Json function = Json::object();
+        function.set("name", call->name);
+        function.set("arguments",
+                     call->arguments_json.empty() ? object_or_empty(call->input).dump() : call->arguments_json);
+        Json entry = Json::object();
+        entry.set("id", call->id);
+        entry.set("type", "function");
+        entry.set("function", std::move(function));
+        tool_calls.push_back(std::move(entry));
+      } else if (const auto* result = std::get_if<ToolResultBlock>(&block)) {
+        Json entry = Json::object();
+        entry.set("role", "tool");
+        entry.set("tool_call_id", result->tool_call_id);
+        entry.set("content", result->content);
+        out.push_back(std::move(entry));
+      }
+    }
+    if (message.role == Role::assistant) {
+      if (texts.empty() && tool_calls.size() == 0) continue;
+      Json entry = Json::object();
+      entry.set("role", "assistant");
+      std::string joined;
+      for (const auto& text : texts) joined += (joined.empty() ? "" : "\n\n") + text;
+      entry.set("content", texts.empty() ? Json(nullptr) : Json(std::move(joined)));
+      if (tool_calls.size() > 0) entry.set("tool_calls", std::move(tool_calls));
+      out.push_back(std::move(entry));
+    } else if (!texts.empty()) {
+      Json entry = Json::object();
+      entry.set("role", "user");
+      if (texts.size() == 1) {
+        entry.set("content", texts.front());
+      } else {
+        Json parts = Json::array();
+        for (auto& text : texts) {
+          Json part = Json::object();
+          part.set("type", "text");
+          part.set("text", std::move(text));
+          parts.push_back(std::move(part));
+        }
+        entry.set("content", std::move(parts));
+      }
+      out.push_back(std::move(entry));
+    }
+  }
+  return out;
+}
+
+ModelError cancelled_error() {
+  ModelError error;
+  error.kind = ErrorKind::network;
+  error.message = "the model call was cancelled";
+  error.retryable = false;
+  error.code = "cancelled";
+  error.source = ErrorSource::transport;
+  return error;
+}
+
+}  // namespace
+
+Json anthropic_request_body(const ModelConfig& config, const ModelRequest& request) {
+  Json body = Json::object();
+  body.set("model", config.model);
+  body.set("max_tokens", request.max_tokens.value_or(config.max_output_tokens));
+  body.set("stream", true);
+  if (!request.system.empty()) {
+    Json block = Json::object();
+    block.set("type", "text");
+    block.set("text", request.system);
+    block.set("cache_control", ephemeral());
+    Json system = Json::array();
+    system.push_back(std::move(block));
+    body.set("system", std::move(system));
+  }
+  if (!request.tools.empty()) {
+    Json tools = Json::array();
+    for (const auto& tool : request.tools) {
+      Json entry = Json::object();
+      entry.set("name", tool.name);
+      entry.set("description", tool.description);
+      entry.set("input_schema", schema_or_empty(tool.input_schema));
+      tools.push_back(std::move(entry));
+    }
+    tools.as_array().back().set("cache_control", ephemeral());
+    body.set("tools", std::move(tools));
+  }
+  body.set("messages", anthropic_messages(request.messages));
+  if (request.temperature) body.set("temperature", *request.temperature);
+  return body;
+}
+
+Json openai_chat_request_body(const ModelConfig& config, const ModelRequest& request) {
+  Json body = Json::object();
+  body.set("model", config.model);
+  body.set("stream", true);
+  Json stream_options = Json::object();
+  stream_options.set("include_usage", true);
+  body.set("stream_options", std::move(stream_options));
+  body.set("max_completion_tokens", request.max_tokens.value_or(config.max_output_tokens));
+  if (!request.tools.empty()) {
+    Json tools = Json::array();
+    for (const auto& tool : request.tools) {
+      Json function = Json::object();
+      function.set("name", tool.name);
+      function.set("description", tool.description);
+      function.set("parameters", schema_or_empty(tool.input_schema));
+      Json entry = Json::object();
+      entry.set("type", "function");
+      entry.set("function", std::move(function));
+      tools.push_back(std::move(entry));
+    }
+    body.set("tools", std::move(tools));
+    body.set("parallel_tool_calls", true);
+  }
+  body.set("messages", openai_messages(request));
+  if (request.temperature) body.set("temperature", *request.temperature);
+  return body;
+}
+
+ModelClient::ModelClient(ModelConfig config, HttpClient& http, ModelClientOptions options)
+    : config_(std::move(config)),
+      http_(http),
+      options_(std::move(options)),
+      jitter_(options_.jitter_seed ? RetryJitter(*options_.jitter_seed) : RetryJitter()) {
+  if (!options_.env) options_.env = process_env();
+}
+
+support::Result<HttpRequest> ModelClient::build_http_request(const ModelRequest& request) const {
+  HttpRequest out;
+  out.method = "POST";
+  const bool anthropic = config_.provider == Provider::anthropic;
+  const std::string base = trim_trailing_slashes(config_.base_url);
+  out.url = base + (anthropic ? "/v1/messages" : "/chat/completions");
+  std::string key;
+  if (!config_.api_key_env.empty()) {
+    const char* value = options_.env(config_.api_key_env.c_str());
+    if (value == nullptr || *value == '\0') {
+      return support::make_error(support::Errc::invalid_argument,
+                                 "no API key: the environment variable {} (api_key_env of model {}) is not set",
+                                 config_.api_key_env, config_.model);
+    }
+    key = value;
+  }
+  out.headers.push_back({"content-type", "application/json"});
+  out.headers.push_back({"accept", "text/event-stream"});
+  if (anthropic) {
+    if (!key.empty()) out.headers.push_back({"x-api-key", key});
+    out.headers.push_back({"anthropic-version", config_.anthropic_version});
+    out.body = anthropic_request_body(config_, request).dump();
+  } else {
+    if (!key.empty()) out.headers.push_back({"authorization", "Bearer " + key});
+    out.body = openai_chat_request_body(config_, request).dump();
+  }
+  for (const auto& header : config_.extra_headers) out.headers.push_back(header);
+  return out;
+}
+
+asio::awaitable<StreamResult> ModelClient::stream(ModelRequest request, EventCallback on_event,
+                                                  support::CancelToken cancel, support::Span* parent) {
+  StreamResult result;
+  support::Span call_span = parent != nullptr ? parent->child("model.call") : support::Span();
+  call_span.set_attribute("provider", Json(provider_name(config_.provider)));
+  call_span.set_attribute("model", Json(config_.model));
+  int retries = 0;
+
+  auto finish = [&](ModelEvent terminal) {
+    if (auto* error = std::get_if<ModelError>(&terminal)) {
+      result.error = *error;
+      call_span.set_status(error->code == "cancelled" ? support::SpanStatus::cancelled : support::SpanStatus::error,
+                           error->message);
+    } else {
+      result.ok = true;
+      result.done = std::get<MessageDone>(terminal);
+    }
+    call_span.set_attribute("attempts", Json(result.attempts));
+    call_span.set_attribute("retries", Json(retries));
+    on_event(terminal);
+  };
+
+  auto built = build_http_request(request);
+  if (!built) {
+    ModelError error;
+    error.kind = ErrorKind::auth;
+    error.message = built.error().message();
+    error.code = "missing_api_key";
+    error.source = ErrorSource::transport;
+    finish(std::move(error));
+    co_return result;
+  }
+  const WireProtocol protocol =
+      config_.provider == Provider::anthropic ? WireProtocol::anthropic_messages : WireProtocol::openai_chat;
+
+  for (int attempt = 1;; ++attempt) {
+    result.attempts = attempt;
+    if (cancel.cancelled()) {
+      finish(cancelled_error());
+      co_return result;
+    }
+    support::Span attempt_span = call_span.active() ? call_span.child("model.attempt") : support::Span();
+    attempt_span.set_attribute("attempt", Json(attempt));
+
+    auto decoder = make_stream_decoder(protocol);
+    std::vector<ModelEvent> pending;
+    std::optional<ModelEvent> terminal;
+    bool delivered = false;
+    // Non-terminal events go out at once; the terminal one is held until we know whether this attempt is
+    // retried (an in-stream error before any output is retryable, and must then not reach the caller).
+    auto drain = [&] {
+      for (auto& event : pending) {
+        if (is_terminal(event)) {
+          if (!terminal) terminal = std::move(event);
+          continue;
+        }
+        delivered = true;
+        result.output_delivered = true;
+        on_event(event);
+      }
+      pending.clear();
+    };
+    HttpBodyCallback on_body = [&](std::string_view chunk) {
+      decoder->feed(chunk, pending);
+      drain();
+      return !decoder->done();
+    };
+
+    HttpRequest http_request = *built;
+    auto sent = co_await http_.send(std::move(http_request), std::move(on_body), cancel);
+
+    std::optional<ModelError> error;
+    if (!sent) {
+      error = model_error_from_transport(sent.error());
+    } else {
+      attempt_span.set_attribute("http_status", Json(sent->status));
+      if (!sent->ok_status()) {
+        error = model_error_from_http(sent->status, sent->headers, sent->error_body);
+      } else {
+        if (!decoder->done()) {
+          const HttpFailure failure = sent->body_error ? http_failure_of(*sent->body_error) : HttpFailure::none;
+          // A stall or a cancellation says more than "the stream ended early"; other endings (a reset,
+          // a cut chunk, a clean close) are the decoder's stream_truncated.
+          if (failure == HttpFailure::idle_timeout || failure == HttpFailure::cancelled) {
+            error = model_error_from_transport(*sent->body_error);
+          } else {
+            decoder->finish(pending);
+            drain();
+          }
+        }
+        if (!error && terminal) {
+          if (auto* in_stream = std::get_if<ModelError>(&*terminal)) error = *in_stream;
+        }
+      }
+    }
+    const bool succeeded = !error && terminal && std::holds_alternative<MessageDone>(*terminal);
+    if (!succeeded && cancel.cancelled()) error = cancelled_error();
+    if (succeeded) {
+      attempt_span.set_status(support::SpanStatus::ok);
+      attempt_span.end();
+      finish(std::move(*terminal));
+      co_return result;
+    }
+    if (!error) error = truncated_error("the stream ended without a terminal event");
+
+    attempt_span.set_attribute("error_kind", Json(error_kind_name(error->kind)));
+    attempt_span.set_status(error->code == "cancelled" ? support::SpanStatus::cancelled : support::SpanStatus::error,
+                            error->message);
+    attempt_span.end();
+    const RetryDecision decision = decide_retry(options_.retry, attempt, *error, delivered, jitter_.next());
+    if (!decision.retry || error->code == "cancelled") {
+      finish(std::move(*error));
+      co_return result;
+    }
+
+    ++retries;
+    call_span.set_attribute("retries", Json(retries));
+    support::log::warn("model {}:{}: attempt {} failed ({}, {}: {}); retrying in {} ms ({})",
+                       provider_name(config_.provider), config_.model, attempt, error_kind_name(error->kind),
+                       error->code, error->message, decision.delay.count(), decision.reason);
+    asio::steady_timer timer(co_await asio::this_coro::executor, decision.delay);
+    support::CancelBridge bridge(cancel, timer.get_executor());
+    std::ignore =
+        co_await timer.async_wait(asio::bind_cancellation_slot(bridge.slot(), asio::as_tuple(asio::use_awaitable)));
+    if (cancel.cancelled()) {
+      finish(cancelled_error());
+      co_return result;
+    }
+  }
+}
+
+}  // namespace agentd::core::model
