@@ -34,8 +34,72 @@ CREATE TABLE messages (
 ) STRICT;
 )sql";
 
+// Version 2: what the engine records per turn. `events` is the log of what was streamed to the client
+// (the engine's own event JSON, numbered per session), replayed by session/load and
+// `_agentd/events/replay`; `spans` is the turn's trace; `usage` is one row per model call, where a NULL
+// cost means the model was unpriced (never 0, which would claim the call was free).
+// `events.turn_id` and `usage.turn_id` are plain columns, not foreign keys: events and usage exist
+// outside turns too (slash commands, compaction), and the session's cascade removes them anyway.
+constexpr std::string_view kSchemaV2 = R"sql(
+CREATE TABLE turns (
+  id           TEXT PRIMARY KEY,
+  session_id   TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  seq          INTEGER NOT NULL CHECK (seq > 0),  -- 1, 2, 3, ... within the session
+  input        TEXT NOT NULL,                     -- the user's text
+  started_at   INTEGER NOT NULL,                  -- Unix epoch milliseconds
+  ended_at     INTEGER,                           -- NULL while the turn runs (or when the daemon died in it)
+  stop_reason  TEXT,
+  metadata     TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(metadata)),
+  UNIQUE (session_id, seq)
+) STRICT;
+
+CREATE TABLE events (
+  session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  seq         INTEGER NOT NULL CHECK (seq > 0),
+  turn_id     TEXT,
+  kind        TEXT NOT NULL,
+  payload     TEXT NOT NULL CHECK (json_valid(payload)),
+  created_at  INTEGER NOT NULL,
+  PRIMARY KEY (session_id, seq)
+) STRICT;
+
+CREATE TABLE spans (
+  turn_id         TEXT NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
+  id              INTEGER NOT NULL,
+  parent_id       INTEGER NOT NULL DEFAULT 0,  -- 0: a root span
+  name            TEXT NOT NULL,
+  start_us        INTEGER NOT NULL,            -- Unix epoch microseconds
+  end_us          INTEGER NOT NULL,
+  status          TEXT NOT NULL CHECK (status IN ('ok', 'error', 'cancelled')),
+  status_message  TEXT NOT NULL DEFAULT '',
+  attributes      TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(attributes)),
+  PRIMARY KEY (turn_id, id)
+) STRICT;
+
+CREATE TABLE usage (
+  id                  INTEGER PRIMARY KEY,
+  session_id          TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  turn_id             TEXT,
+  provider            TEXT NOT NULL,
+  model               TEXT NOT NULL,
+  input_tokens        INTEGER NOT NULL DEFAULT 0 CHECK (input_tokens >= 0),
+  output_tokens       INTEGER NOT NULL DEFAULT 0 CHECK (output_tokens >= 0),
+  cache_write_tokens  INTEGER NOT NULL DEFAULT 0 CHECK (cache_write_tokens >= 0),
+  cache_read_tokens   INTEGER NOT NULL DEFAULT 0 CHECK (cache_read_tokens >= 0),
+  cost_usd            REAL,  -- NULL: unpriced
+  price_table_version TEXT,  -- the price table the cost came from, so it can be re-derived
+  created_at          INTEGER NOT NULL
+) STRICT;
+-- Cascades from sessions and the per-session / per-turn totals look rows up by these.
+CREATE INDEX usage_by_session ON usage(session_id);
+CREATE INDEX usage_by_turn ON usage(turn_id) WHERE turn_id IS NOT NULL;
+-- session/list without a cwd filter pages in (updated_at DESC, id) order.
+CREATE INDEX sessions_by_updated ON sessions(updated_at DESC, id);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "sessions and messages", kSchemaV1},
+    {2, "turns, events, spans and usage", kSchemaV2},
 };
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "storage/session_store.h"
 
+#include <charconv>
+
 #include <fmt/format.h>
 
 #include "core/support/clock.h"
@@ -22,6 +24,25 @@ SessionRecord read_session(const Statement& s) {
 }
 
 constexpr std::string_view kSessionColumns = "id, cwd, title, created_at, updated_at, metadata";
+
+// "<updated_at>:<id>". The id may itself hold ':', so only the first one separates.
+std::string make_cursor(const SessionRecord& last) { return fmt::format("{}:{}", last.updated_at_ms, last.id); }
+
+Result<std::pair<std::int64_t, std::string>> parse_cursor(std::string_view cursor) {
+  const auto colon = cursor.find(':');
+  std::int64_t updated_at = 0;
+  if (colon != std::string_view::npos && colon > 0) {
+    const char* end = cursor.data() + colon;
+    const auto [ptr, ec] = std::from_chars(cursor.data(), end, updated_at);
+    if (ec == std::errc() && ptr == end) return std::pair(updated_at, std::string(cursor.substr(colon + 1)));
+  }
+  return Error(Errc::invalid_argument, fmt::format("malformed session list cursor '{}'", cursor));
+}
+
+Result<void> expect_one_change(Connection& db, std::string_view id) {
+  if (db.changes() == 0) return Error(Errc::not_found, fmt::format("no session {}", id));
+  return support::ok();
+}
 
 }  // namespace
 
@@ -77,6 +98,79 @@ Result<std::vector<SessionRecord>> SessionStore::list(std::optional<std::string_
     out.push_back(read_session(s));
   }
   return out;
+}
+
+Result<SessionPage> SessionStore::list_page(const SessionListQuery& query) {
+  if (query.limit < 1) return Error(Errc::invalid_argument, "session list limit must be at least 1");
+  std::optional<std::pair<std::int64_t, std::string>> after;
+  if (query.cursor) after = AGENTD_TRY(parse_cursor(*query.cursor));
+
+  // Keyset paging: rows strictly after the cursor in (updated_at DESC, id ASC) order. One extra row
+  // tells whether another page follows without a count(*).
+  auto stmt =
+      db_.cached(fmt::format("SELECT {} FROM sessions WHERE (?1 IS NULL OR cwd = ?1) "
+                             "AND (?2 IS NULL OR updated_at < ?2 OR (updated_at = ?2 AND id > ?3)) "
+                             "ORDER BY updated_at DESC, id LIMIT ?4",
+                             kSessionColumns));
+  if (!stmt) return std::move(stmt).error();
+  Statement& s = **stmt;
+  if (query.cwd) {
+    s.bind(1, *query.cwd);
+  } else {
+    s.bind_null(1);
+  }
+  if (after) {
+    s.bind(2, after->first).bind(3, after->second);
+  } else {
+    s.bind_null(2).bind_null(3);
+  }
+  s.bind(4, static_cast<std::int64_t>(query.limit) + 1);
+  SessionPage page;
+  while (true) {
+    auto row = s.step();
+    if (!row) return std::move(row).error();
+    if (!*row) break;
+    if (page.sessions.size() == static_cast<std::size_t>(query.limit)) {
+      page.next_cursor = make_cursor(page.sessions.back());
+      break;
+    }
+    page.sessions.push_back(read_session(s));
+  }
+  return page;
+}
+
+Result<void> SessionStore::update_metadata(std::string_view id, std::string_view metadata_json) {
+  auto stmt = db_.cached("UPDATE sessions SET metadata = ? WHERE id = ?");
+  if (!stmt) return std::move(stmt).error();
+  (*stmt)->bind(1, metadata_json).bind(2, id);
+  if (auto r = (*stmt)->run(); !r) {
+    if (constraint_of(r.error()) == Constraint::check) {
+      return Error(Errc::invalid_argument, fmt::format("metadata of session {} is not valid JSON", id));
+    }
+    return r;
+  }
+  return expect_one_change(db_, id);
+}
+
+Result<void> SessionStore::set_title(std::string_view id, std::optional<std::string_view> title) {
+  auto stmt = db_.cached("UPDATE sessions SET title = ? WHERE id = ?");
+  if (!stmt) return std::move(stmt).error();
+  if (title) {
+    (*stmt)->bind(1, *title);
+  } else {
+    (*stmt)->bind_null(1);
+  }
+  (*stmt)->bind(2, id);
+  AGENTD_TRY_VOID((*stmt)->run());
+  return expect_one_change(db_, id);
+}
+
+Result<void> SessionStore::touch(std::string_view id, std::int64_t at_ms) {
+  auto stmt = db_.cached("UPDATE sessions SET updated_at = max(updated_at, ?) WHERE id = ?");
+  if (!stmt) return std::move(stmt).error();
+  (*stmt)->bind(1, at_ms).bind(2, id);
+  AGENTD_TRY_VOID((*stmt)->run());
+  return expect_one_change(db_, id);
 }
 
 Result<void> SessionStore::remove(std::string_view id) {

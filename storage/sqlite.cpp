@@ -204,28 +204,48 @@ Result<std::int64_t> Connection::query_int(std::string_view sql) {
 
 std::int64_t Connection::last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }
 int Connection::changes() const { return sqlite3_changes(db_); }
+bool Connection::in_transaction() const noexcept { return db_ != nullptr && sqlite3_get_autocommit(db_) == 0; }
+
+Constraint constraint_of(const Error& error) noexcept {
+  const int rc = error.native_code();
+  if ((rc & 0xFF) != SQLITE_CONSTRAINT) return Constraint::none;
+  switch (rc) {
+    case SQLITE_CONSTRAINT_PRIMARYKEY:
+    case SQLITE_CONSTRAINT_UNIQUE:
+    case SQLITE_CONSTRAINT_ROWID: return Constraint::unique;
+    case SQLITE_CONSTRAINT_FOREIGNKEY: return Constraint::foreign_key;
+    case SQLITE_CONSTRAINT_CHECK: return Constraint::check;
+    case SQLITE_CONSTRAINT_NOTNULL: return Constraint::not_null;
+    default: return Constraint::other;
+  }
+}
 
 // --- Transaction ---------------------------------------------------------------------------------
 
 Result<Transaction> Transaction::begin(Connection& connection) {
-  auto stmt = connection.cached("BEGIN IMMEDIATE");
+  const bool nested = connection.in_transaction();
+  auto stmt = connection.cached(nested ? "SAVEPOINT agentd_nested" : "BEGIN IMMEDIATE");
   if (!stmt) return std::move(stmt).error();
   if (auto r = (*stmt)->run(); !r) return std::move(r).error();
-  return Transaction(&connection);
+  return Transaction(&connection, nested);
 }
 
-Transaction::Transaction(Transaction&& other) noexcept : connection_(std::exchange(other.connection_, nullptr)) {}
+Transaction::Transaction(Transaction&& other) noexcept
+    : connection_(std::exchange(other.connection_, nullptr)), nested_(other.nested_) {}
 
 Transaction::~Transaction() {
   if (connection_ == nullptr) return;
-  if (auto r = connection_->exec("ROLLBACK"); !r) {
+  // SQLite rolls back by itself on some errors (disk full, I/O); then there is nothing left to undo.
+  if (!connection_->in_transaction()) return;
+  // A savepoint stays on the stack after ROLLBACK TO; RELEASE pops it without committing anything.
+  if (auto r = connection_->exec(nested_ ? "ROLLBACK TO agentd_nested; RELEASE agentd_nested" : "ROLLBACK"); !r) {
     support::log::error("rollback failed: {}", r.error().message());
   }
 }
 
 Result<void> Transaction::commit() {
   if (connection_ == nullptr) return Error(support::Errc::internal, "commit of a finished transaction");
-  auto stmt = connection_->cached("COMMIT");
+  auto stmt = connection_->cached(nested_ ? "RELEASE agentd_nested" : "COMMIT");
   if (!stmt) return std::move(stmt).error();
   if (auto r = (*stmt)->run(); !r) return r;  // still open: the destructor rolls back
   connection_ = nullptr;

@@ -111,6 +111,9 @@ class Connection {
 
   std::int64_t last_insert_rowid() const;
   int changes() const;
+  // False in autocommit mode. SQLite may end a transaction on its own (disk full, I/O error), so
+  // code holding one can ask whether it still does.
+  bool in_transaction() const noexcept;
   const std::string& path() const noexcept { return path_; }
   sqlite3* handle() const noexcept { return db_; }
 
@@ -126,8 +129,14 @@ class Connection {
   std::unordered_map<std::string, std::unique_ptr<Statement>> cache_;
 };
 
+// Which constraint a failed write broke, read from the Error's extended SQLite code, so a store can
+// say "no such session" (foreign key) apart from "already exists" (unique) or "bad JSON" (check).
+enum class Constraint { none, unique, foreign_key, check, not_null, other };
+Constraint constraint_of(const Error& error) noexcept;
+
 // BEGIN IMMEDIATE on construction (so writers queue on busy_timeout instead of failing mid-way);
-// ROLLBACK on destruction unless commit() succeeded.
+// ROLLBACK on destruction unless commit() succeeded. Inside an open transaction (a DbWorker batch)
+// it nests as a SAVEPOINT instead, so a store's multi-statement write stays all-or-nothing there too.
 class Transaction {
  public:
   static Result<Transaction> begin(Connection& connection);
@@ -139,8 +148,9 @@ class Transaction {
   Result<void> commit();
 
  private:
-  explicit Transaction(Connection* connection) : connection_(connection) {}
+  Transaction(Connection* connection, bool nested) : connection_(connection), nested_(nested) {}
   Connection* connection_;
+  bool nested_;
 };
 
 }  // namespace agentd::storage

@@ -142,6 +142,48 @@ TEST(Sqlite, TransactionRollsBackUnlessCommitted) {
   EXPECT_EQ(*db->query_int("SELECT count(*) FROM t"), 1);
 }
 
+TEST(Sqlite, ATransactionInsideATransactionNestsAsASavepoint) {
+  TempDir dir;
+  auto db = open_database({dir.file("n.db")});
+  ASSERT_TRUE(db);
+  ASSERT_TRUE(db->exec("CREATE TABLE t (x INTEGER)"));
+  {
+    auto outer = Transaction::begin(*db);
+    ASSERT_TRUE(outer);
+    ASSERT_TRUE(db->exec("INSERT INTO t VALUES (1)"));
+    {
+      auto dropped = Transaction::begin(*db);
+      ASSERT_TRUE(dropped) << dropped.error().message();
+      ASSERT_TRUE(db->exec("INSERT INTO t VALUES (2)"));
+    }
+    EXPECT_TRUE(db->in_transaction());  // the inner rollback undid only its own insert
+    {
+      auto kept = Transaction::begin(*db);
+      ASSERT_TRUE(kept);
+      ASSERT_TRUE(db->exec("INSERT INTO t VALUES (3)"));
+      ASSERT_TRUE(kept->commit());
+    }
+    ASSERT_TRUE(outer->commit());
+  }
+  EXPECT_FALSE(db->in_transaction());
+  EXPECT_EQ(*db->query_int("SELECT group_concat(x, '') FROM t ORDER BY x"), 13);
+}
+
+TEST(Sqlite, ConstraintErrorsSayWhichConstraint) {
+  TempDir dir;
+  auto db = open_database({dir.file("k.db")});
+  ASSERT_TRUE(db);
+  ASSERT_TRUE(
+      db->exec("CREATE TABLE p (id INTEGER PRIMARY KEY); "
+               "CREATE TABLE c (pid INTEGER NOT NULL REFERENCES p(id), v TEXT CHECK (json_valid(v)));"
+               "INSERT INTO p VALUES (1);"));
+  EXPECT_EQ(constraint_of(db->exec("INSERT INTO p VALUES (1)").error()), Constraint::unique);
+  EXPECT_EQ(constraint_of(db->exec("INSERT INTO c VALUES (2, '{}')").error()), Constraint::foreign_key);
+  EXPECT_EQ(constraint_of(db->exec("INSERT INTO c VALUES (1, '{')").error()), Constraint::check);
+  EXPECT_EQ(constraint_of(db->exec("INSERT INTO c VALUES (NULL, '{}')").error()), Constraint::not_null);
+  EXPECT_EQ(constraint_of(db->exec("SELECT * FROM nowhere").error()), Constraint::none);
+}
+
 TEST(Sqlite, CachedStatementsAreResetWhenTheLeaseEnds) {
   TempDir dir;
   auto db = open_database({dir.file("c.db")});

@@ -1,0 +1,102 @@
+// DbWorker: the one thread that does SQLite work, so the event loop never waits on a disk. Writes are
+// group-committed: whatever queues while the worker is busy commits in one transaction (one fsync for
+// many events), and each job hears back only after that COMMIT, so "ok" means durable.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "storage/sqlite.h"
+
+namespace agentd::storage {
+
+class DbWorker {
+ public:
+  using WriteJob = std::function<Result<void>(Connection&)>;
+  using Done = std::function<void(Result<void>)>;
+  using ReadJob = std::function<void(Connection&)>;
+
+  struct Options {
+    // The most write jobs one transaction takes, so a burst never grows a single commit without bound
+    // (nor holds SQLite's write lock for long against other processes).
+    std::size_t max_batch = 512;
+  };
+
+  struct Stats {
+    std::uint64_t transactions = 0;   // batch transactions committed
+    std::uint64_t writes = 0;         // write jobs run
+    std::uint64_t failed_writes = 0;  // write jobs whose done got an error
+    std::uint64_t reads = 0;          // read jobs run
+    std::size_t largest_batch = 0;    // most write jobs taken at once
+  };
+
+  // Takes the connection (opened with open_database, so WAL and synchronous=FULL are set) and starts
+  // the thread. From here on the connection is used on the worker thread only.
+  explicit DbWorker(std::unique_ptr<Connection> connection, Options options);
+  explicit DbWorker(std::unique_ptr<Connection> connection) : DbWorker(std::move(connection), Options{}) {}
+  // stop(), then waits until everything queued before it has run and committed.
+  ~DbWorker();
+  DbWorker(const DbWorker&) = delete;
+  DbWorker& operator=(const DbWorker&) = delete;
+
+  // Queues a write; callable from any thread. Writes queued while the worker is busy are committed
+  // together in one transaction, each inside its own SAVEPOINT: a job that fails (or throws, which
+  // becomes Errc::internal) rolls back only itself and gets its own error. `done` runs on the worker
+  // thread after the COMMIT, with the job's error, or else the commit's error, which every job of the
+  // batch then shares. Jobs may use the stores (their transactions nest as savepoints) but must not
+  // COMMIT or ROLLBACK themselves. After stop() the job is dropped and `done` gets Errc::unavailable
+  // at once, on the calling thread.
+  void write(WriteJob job, Done done = {});
+  // Queues a read: it runs in FIFO order after every write queued before it has committed
+  // (read-your-writes), outside any transaction; an exception it throws is logged. Returns false, and
+  // drops the job, after stop().
+  bool read(ReadJob job);
+  // Blocks until everything queued before the call has run, committed, and had its `done` called.
+  // For shutdown and tests; never from the worker thread (a job or a done callback), which would
+  // wait for itself.
+  void flush();
+  // Refuses work queued from now on; what is already queued still runs. Idempotent; the destructor
+  // calls it.
+  void stop();
+
+  Stats stats() const;
+
+ private:
+  struct Item {
+    std::uint64_t ticket = 0;  // FIFO position; flush() waits for the ticket it saw last
+    bool is_read = false;
+    WriteJob write;
+    Done done;
+    ReadJob read;
+  };
+
+  void run();
+  // Runs one batch of writes and calls their done callbacks; adds what it did to `stats`.
+  void run_writes(std::vector<Item>& batch, Stats& stats);
+  void run_read(Item& item, Stats& stats);
+  Result<void> run_in_savepoint(const WriteJob& job);
+
+  std::unique_ptr<Connection> db_;
+  const Options options_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable work_ready_;  // the worker waits here for items or stop
+  std::condition_variable progressed_;  // flush() waits here for `completed_`
+  std::deque<Item> queue_;
+  std::uint64_t next_ticket_ = 1;
+  std::uint64_t completed_ = 0;  // every item up to this ticket is finished
+  bool stopping_ = false;
+  Stats stats_;
+
+  std::thread thread_;  // after everything the thread touches, so it starts once they exist
+  std::thread::id worker_id_;
+};
+
+}  // namespace agentd::storage
