@@ -72,6 +72,20 @@ void to_json(JsonWriter& w, const AgentCapabilities& v) {
       .member("embeddedContext", v.prompt.embedded_context);
   w.end_object();
   w.key("mcpCapabilities").begin_object().member("http", v.mcp.http).member("sse", v.mcp.sse).end_object();
+  // Omitted while empty, so an agent without optional session methods says exactly what it did before.
+  const SessionCapabilities& s = v.session;
+  if (s.list || s.resume || s.close || s.delete_session || s.additional_directories) {
+    w.key("sessionCapabilities").begin_object();
+    const auto flag = [&w](std::string_view name, bool on) {
+      if (on) w.key(name).begin_object().end_object();
+    };
+    flag("list", s.list);
+    flag("delete", s.delete_session);
+    flag("additionalDirectories", s.additional_directories);
+    flag("resume", s.resume);
+    flag("close", s.close);
+    w.end_object();
+  }
   w.end_object();
 }
 

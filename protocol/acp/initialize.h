@@ -47,10 +47,21 @@ struct McpCapabilities {
   bool sse = false;
 };
 
+// sessionCapabilities: each flag is written as `{}` when set and omitted when not (the schema's way of
+// saying "supported"). session/load stays under the top-level loadSession.
+struct SessionCapabilities {
+  bool list = false;
+  bool resume = false;
+  bool close = false;
+  bool delete_session = false;
+  bool additional_directories = false;
+};
+
 struct AgentCapabilities {
   bool load_session = false;
   PromptCapabilities prompt;
   McpCapabilities mcp;
+  SessionCapabilities session;
 };
 
 struct InitializeResponse {

@@ -60,5 +60,26 @@ TEST(AcpInitialize, ResponseHasTheSchemaShape) {
     "authMethods":[]})"));
 }
 
+TEST(AcpInitialize, SessionCapabilitiesAreEmptyObjectsWhenOffered) {
+  InitializeResponse r;
+  r.agent_info = Implementation{"agentd", std::nullopt, "1.2.3"};
+  r.agent_capabilities.load_session = true;
+  r.agent_capabilities.prompt.embedded_context = true;
+  r.agent_capabilities.session.list = true;
+  r.agent_capabilities.session.resume = true;
+  r.agent_capabilities.session.close = true;
+  std::string out;
+  support::JsonWriter w(out);
+  w.value(r);
+  EXPECT_EQ(*support::parse_json(out), *support::parse_json(R"({
+    "protocolVersion":1,
+    "agentCapabilities":{"loadSession":true,
+      "promptCapabilities":{"image":false,"audio":false,"embeddedContext":true},
+      "mcpCapabilities":{"http":false,"sse":false},
+      "sessionCapabilities":{"list":{},"resume":{},"close":{}}},
+    "agentInfo":{"name":"agentd","version":"1.2.3"},
+    "authMethods":[]})"));
+}
+
 }  // namespace
 }  // namespace agentd::protocol::acp

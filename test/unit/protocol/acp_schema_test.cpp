@@ -1,0 +1,426 @@
+// A structural check against the real ACP schema (../shared/reference/acp/sdk-2.4.0-v1/schema.json, the one
+// the npm SDK 2.4.0 ships), skipped when that file is absent: every key we write must be declared by the
+// matching $defs entry, every required key present, every type and const (enum value) as declared. Not a
+// full validator: formats, minimums and additionalProperties=false are not checked.
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "protocol/acp/client_methods.h"
+#include "protocol/acp/initialize.h"
+#include "protocol/acp/session.h"
+#include "protocol/acp/session_update.h"
+#include "test/unit/protocol/acp_test_util.h"
+
+namespace agentd::protocol::acp {
+namespace {
+
+using support::Json;
+using testing::json;
+using testing::written;
+
+const std::filesystem::path kSchemaPath =
+    std::filesystem::path(AGENTD_SOURCE_DIR) / ".." / "shared" / "reference" / "acp" / "sdk-2.4.0-v1" / "schema.json";
+
+class SchemaCheck {
+ public:
+  explicit SchemaCheck(const Json& defs) : defs_(defs) {}
+
+  // Checks `value` against $defs[def]; returns one "path: problem" line per finding.
+  std::vector<std::string> check(std::string_view def, const Json& value) const {
+    std::vector<std::string> errors;
+    const Json* schema = defs_.find(def);
+    if (schema == nullptr) return {std::string(def) + ": no such $defs entry"};
+    check_value(*schema, value, std::string(def), errors);
+    return errors;
+  }
+
+ private:
+  // A branch whose own `properties` pin a key to a constant (the union's tag) that the value contradicts.
+  static bool tag_contradicts(const Json& branch, const Json& value) {
+    const Json* properties = branch.find("properties");
+    if (properties == nullptr || !value.is_object()) return false;
+    for (const auto& [key, sub] : properties->as_object()) {
+      const Json* expected = sub.find("const");
+      const Json* actual = value.find(key);
+      if (expected != nullptr && actual != nullptr && !(*expected == *actual)) return true;
+    }
+    return false;
+  }
+
+  struct Keys {
+    bool shaped = false;  // some schema on the way declared `properties`
+    std::set<std::string> declared;
+  };
+
+  static std::string child(const std::string& path, std::string_view key) {
+    std::string out = path;
+    out += '.';
+    out += key;
+    return out;
+  }
+
+  static bool type_matches(const std::string& type, const Json& value) {
+    if (type == "null") return value.is_null();
+    if (type == "boolean") return value.is_bool();
+    if (type == "integer") return value.is_integer();
+    if (type == "number") return value.is_number();
+    if (type == "string") return value.is_string();
+    if (type == "array") return value.is_array();
+    if (type == "object") return value.is_object();
+    return false;
+  }
+
+  // Everything but undeclared keys, which check_value() judges once it has collected the declarations of
+  // the whole allOf / anyOf tree that applies to this value.
+  void match(const Json& schema, const Json& value, const std::string& path, std::vector<std::string>& errors,
+             Keys& keys) const {
+    if (const Json* ref = schema.find("$ref")) {
+      const std::string& target = ref->as_string();
+      const std::string name = target.substr(target.rfind('/') + 1);
+      match(defs_[name], value, path, errors, keys);
+    }
+    if (const Json* type = schema.find("type")) {
+      bool ok = false;
+      if (type->is_string()) {
+        ok = type_matches(type->as_string(), value);
+      } else {
+        for (const Json& t : type->as_array()) ok = ok || type_matches(t.as_string(), value);
+      }
+      if (!ok) {
+        errors.push_back(path + ": type " + std::string(value.type_name()) + " is not " + type->dump());
+        return;
+      }
+    }
+    if (const Json* expected = schema.find("const"); expected != nullptr && !(*expected == value)) {
+      errors.push_back(path + ": " + value.dump() + " is not the constant " + expected->dump());
+      return;
+    }
+    if (const Json* all = schema.find("allOf")) {
+      for (const Json& sub : all->as_array()) match(sub, value, path, errors, keys);
+    }
+    for (const char* alternatives : {"anyOf", "oneOf"}) {
+      const Json* branches = schema.find(alternatives);
+      if (branches == nullptr) continue;
+      // The closest branch is the one whose tag matched (a const mismatch rules a branch out), then the
+      // one with the fewest findings.
+      std::vector<std::string> best;
+      std::size_t best_score = SIZE_MAX;
+      bool matched = false;
+      for (const Json& branch : branches->as_array()) {
+        std::vector<std::string> branch_errors;
+        Keys branch_keys;
+        match(branch, value, path, branch_errors, branch_keys);
+        if (branch_errors.empty()) {
+          matched = true;
+          keys.shaped = keys.shaped || branch_keys.shaped;
+          keys.declared.insert(branch_keys.declared.begin(), branch_keys.declared.end());
+          break;
+        }
+        std::size_t score = branch_errors.size();
+        if (tag_contradicts(branch, value)) score += 1000;
+        if (score < best_score) {
+          best_score = score;
+          best = branch_errors;
+        }
+      }
+      if (!matched) {
+        errors.push_back(path + ": matches no branch of " + alternatives + "; closest:");
+        errors.insert(errors.end(), best.begin(), best.end());
+      }
+    }
+    if (!value.is_object() && !value.is_array()) return;
+    if (value.is_array()) {
+      if (const Json* items = schema.find("items")) {
+        for (std::size_t i = 0; i < value.size(); ++i) {
+          check_value(*items, value.as_array()[i], path + "[" + std::to_string(i) + "]", errors);
+        }
+      }
+      return;
+    }
+    if (const Json* required = schema.find("required")) {
+      for (const Json& key : required->as_array()) {
+        if (!value.contains(key.as_string())) errors.push_back(child(path, key.as_string()) + ": required, missing");
+      }
+    }
+    if (const Json* properties = schema.find("properties")) {
+      keys.shaped = true;
+      for (const auto& [key, sub] : properties->as_object()) {
+        keys.declared.insert(key);
+        if (const Json* member = value.find(key)) check_value(sub, *member, child(path, key), errors);
+      }
+    }
+  }
+
+  void check_value(const Json& schema, const Json& value, const std::string& path,
+                   std::vector<std::string>& errors) const {
+    Keys keys;
+    match(schema, value, path, errors, keys);
+    if (!value.is_object() || !keys.shaped) return;
+    for (const auto& [key, member] : value.as_object()) {
+      if (keys.declared.count(key) == 0) errors.push_back(child(path, key) + ": not declared in the schema");
+    }
+  }
+
+  const Json& defs_;
+};
+
+class AcpSchema : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(kSchemaPath)) {
+      GTEST_SKIP() << "no ACP schema at " << kSchemaPath
+                   << " (the shared reference set is not on this machine; the wire tests still run)";
+    }
+    std::ifstream file(kSchemaPath);
+    std::stringstream text;
+    text << file.rdbuf();
+    auto parsed = support::parse_json(text.str());
+    ASSERT_TRUE(parsed) << parsed.error().message();
+    schema_ = std::move(*parsed);
+    ASSERT_TRUE(schema_["$defs"].is_object());
+  }
+
+  void expect_valid(std::string_view def, const Json& value) const {
+    const SchemaCheck check(schema_["$defs"]);
+    const auto errors = check.check(def, value);
+    std::string report;
+    for (const auto& e : errors) report += "\n  " + e;
+    EXPECT_TRUE(errors.empty()) << def << " " << value.dump() << report;
+  }
+
+  Json schema_;
+};
+
+Json meta() { return json(R"({"agentd":{"x":1}})"); }
+
+std::vector<ContentBlock> every_content_block() {
+  return {
+      TextContent{.text = "t", .annotations = json(R"({"audience":["user"],"priority":0.5})"), .meta = meta()},
+      ImageContent{.data = "AA==", .mime_type = "image/png", .uri = "file:///a.png", .meta = meta()},
+      AudioContent{.data = "AA==", .mime_type = "audio/wav", .meta = meta()},
+      ResourceLink{.uri = "file:///a",
+                   .name = "a",
+                   .title = "A",
+                   .description = "d",
+                   .mime_type = "text/plain",
+                   .size = 3,
+                   .meta = meta()},
+      EmbeddedResource{
+          .resource = TextResourceContents{.uri = "file:///a", .text = "x", .mime_type = "text/plain", .meta = meta()},
+          .meta = meta()},
+      EmbeddedResource{.resource = BlobResourceContents{.uri = "file:///b", .blob = "AA==", .mime_type = "a/b"}}};
+}
+
+std::vector<McpServer> every_mcp_server() {
+  return {McpServerStdio{.name = "s",
+                         .command = "/bin/s",
+                         .args = {"-x"},
+                         .env = {{.name = "K", .value = "V", .meta = meta()}},
+                         .meta = meta()},
+          McpServerHttp{.name = "h", .url = "https://h", .headers = {{.name = "A", .value = "B"}}, .meta = meta()},
+          McpServerSse{.name = "e", .url = "https://e", .headers = {}}};
+}
+
+SessionModeState modes() {
+  return {.current_mode_id = "default",
+          .available_modes = {{.id = "default", .name = "Default", .description = "d", .meta = meta()},
+                              {.id = "plan", .name = "Plan"}},
+          .meta = meta()};
+}
+
+std::vector<SessionConfigOption> config_options() {
+  return {{.id = "model",
+           .name = "Model",
+           .description = "d",
+           .category = "model",
+           .current_value = "a",
+           .options = {{.value = "a", .name = "A", .description = "d", .meta = meta()}, {.value = "b", .name = "B"}},
+           .meta = meta()}};
+}
+
+std::vector<ToolCallContent> every_tool_content() {
+  return {ToolCallContentBlock{.content = TextContent{.text = "ok"}, .meta = meta()},
+          Diff{.path = "/a", .old_text = "x", .new_text = "y", .meta = meta()}, Diff{.path = "/n", .new_text = "new"},
+          Terminal{.terminal_id = "t1", .meta = meta()}};
+}
+
+std::vector<SessionUpdate> every_update() {
+  const ContentBlock text = TextContent{.text = "x"};
+  return {
+      UserMessageChunk{.content = text, .message_id = "m1", .meta = meta()},
+      AgentMessageChunk{.content = text, .message_id = "m2", .meta = meta()},
+      AgentThoughtChunk{.content = text, .message_id = "m3", .meta = meta()},
+      ToolCall{.tool_call_id = "tc",
+               .title = "T",
+               .name = "shell",
+               .kind = ToolKind::execute,
+               .status = ToolCallStatus::in_progress,
+               .content = every_tool_content(),
+               .locations = {{.path = "/a", .line = 3, .meta = meta()}},
+               .raw_input = json(R"({"command":"ls"})"),
+               .raw_output = json(R"({"exit":0})"),
+               .meta = meta()},
+      ToolCallUpdate{.tool_call_id = "tc",
+                     .title = "T",
+                     .name = "shell",
+                     .kind = ToolKind::switch_mode,
+                     .status = ToolCallStatus::failed,
+                     .content = every_tool_content(),
+                     .locations = std::vector<ToolCallLocation>{{.path = "/a"}},
+                     .raw_input = json("[1]"),
+                     .raw_output = json(R"("text")"),
+                     .meta = meta()},
+      Plan{.entries = {{.content = "a",
+                        .priority = PlanEntryPriority::low,
+                        .status = PlanEntryStatus::completed,
+                        .meta = meta()}},
+           .meta = meta()},
+      AvailableCommandsUpdate{
+          .available_commands =
+              {{.name = "help", .description = "h"},
+               {.name = "model", .description = "m", .input = {{.hint = "name", .meta = meta()}}, .meta = meta()}},
+          .meta = meta()},
+      CurrentModeUpdate{.current_mode_id = "plan", .meta = meta()},
+      ConfigOptionUpdate{.config_options = config_options(), .meta = meta()},
+      SessionInfoUpdate{
+          .title = std::optional<std::string>("t"), .updated_at = std::optional<std::string>(), .meta = meta()},
+      UsageUpdate{.used = 1, .size = 2, .cost = Cost{.amount = 0.5, .currency = "USD", .meta = meta()}, .meta = meta()},
+  };
+}
+
+TEST_F(AcpSchema, TheCheckerFindsWhatItShould) {
+  const SchemaCheck check(schema_["$defs"]);
+  EXPECT_FALSE(check.check("PromptRequest", json(R"({"sessionId":"s","prompt":[],"usage":{}})")).empty());
+  EXPECT_FALSE(check.check("PromptResponse", json(R"({"stopReason":"stopped"})")).empty());
+  EXPECT_FALSE(check.check("PromptRequest", json(R"({"prompt":[]})")).empty());
+  EXPECT_FALSE(check.check("ContentBlock", json(R"({"type":"text","text":"a","mime":"x"})")).empty());
+  EXPECT_TRUE(check.check("ContentBlock", json(R"({"type":"text","text":"a","_meta":{"anything":1}})")).empty());
+  // Deep inside a tagged union, inside an array.
+  const auto nested = check.check("SessionNotification", json(R"({"sessionId":"s","update":{
+      "sessionUpdate":"tool_call","toolCallId":"t","title":"T","kind":"teleport",
+      "content":[{"type":"diff","path":"/a","newText":"x","oldtext":"y"}]}})"));
+  std::string all;
+  for (const auto& e : nested) all += e + "\n";
+  EXPECT_NE(all.find(R"("teleport")"), std::string::npos) << all;
+  EXPECT_NE(all.find("oldtext: not declared"), std::string::npos) << all;
+}
+
+TEST_F(AcpSchema, ContentBlocks) {
+  for (const auto& block : every_content_block()) expect_valid("ContentBlock", written(block));
+}
+
+TEST_F(AcpSchema, SessionRequestsAndResponses) {
+  expect_valid("NewSessionRequest",
+               written(NewSessionRequest{
+                   .cwd = "/w", .additional_directories = {"/x"}, .mcp_servers = every_mcp_server(), .meta = meta()}));
+  expect_valid("NewSessionResponse",
+               written(NewSessionResponse{
+                   .session_id = "s", .modes = modes(), .config_options = config_options(), .meta = meta()}));
+  expect_valid("LoadSessionRequest", written(LoadSessionRequest{.session_id = "s",
+                                                                .cwd = "/w",
+                                                                .additional_directories = {"/x"},
+                                                                .mcp_servers = every_mcp_server(),
+                                                                .meta = meta()}));
+  expect_valid("LoadSessionResponse",
+               written(LoadSessionResponse{.modes = modes(), .config_options = config_options(), .meta = meta()}));
+  expect_valid("ListSessionsRequest", written(ListSessionsRequest{.cwd = "/w", .cursor = "c", .meta = meta()}));
+  expect_valid("ListSessionsResponse", written(ListSessionsResponse{.sessions = {{.session_id = "s",
+                                                                                  .cwd = "/w",
+                                                                                  .additional_directories = {"/x"},
+                                                                                  .title = "t",
+                                                                                  .updated_at = "2026-01-01T00:00:00Z",
+                                                                                  .meta = meta()}},
+                                                                    .next_cursor = "n",
+                                                                    .meta = meta()}));
+  expect_valid("ResumeSessionRequest", written(ResumeSessionRequest{.session_id = "s",
+                                                                    .cwd = "/w",
+                                                                    .additional_directories = {"/x"},
+                                                                    .mcp_servers = every_mcp_server(),
+                                                                    .meta = meta()}));
+  expect_valid("ResumeSessionResponse",
+               written(ResumeSessionResponse{.modes = modes(), .config_options = config_options(), .meta = meta()}));
+  expect_valid("CloseSessionRequest", written(CloseSessionRequest{.session_id = "s", .meta = meta()}));
+  expect_valid("CloseSessionResponse", written(CloseSessionResponse{.meta = meta()}));
+  expect_valid("DeleteSessionRequest", written(DeleteSessionRequest{.session_id = "s", .meta = meta()}));
+  expect_valid("DeleteSessionResponse", written(DeleteSessionResponse{.meta = meta()}));
+  expect_valid("SetSessionModeRequest",
+               written(SetSessionModeRequest{.session_id = "s", .mode_id = "m", .meta = meta()}));
+  expect_valid("SetSessionModeResponse", written(SetSessionModeResponse{.meta = meta()}));
+  expect_valid(
+      "SetSessionConfigOptionRequest",
+      written(SetSessionConfigOptionRequest{.session_id = "s", .config_id = "c", .value = "v", .meta = meta()}));
+  expect_valid("SetSessionConfigOptionRequest",
+               written(SetSessionConfigOptionRequest{.session_id = "s", .config_id = "c", .value = true}));
+  expect_valid("SetSessionConfigOptionResponse",
+               written(SetSessionConfigOptionResponse{.config_options = config_options(), .meta = meta()}));
+  expect_valid("PromptRequest",
+               written(PromptRequest{.session_id = "s", .prompt = every_content_block(), .meta = meta()}));
+  expect_valid("PromptResponse", written(PromptResponse{.stop_reason = StopReason::refusal, .meta = meta()}));
+  expect_valid("CancelNotification", written(CancelNotification{.session_id = "s", .meta = meta()}));
+}
+
+TEST_F(AcpSchema, EverySessionUpdate) {
+  for (const auto& update : every_update()) {
+    expect_valid("SessionNotification",
+                 written(SessionNotification{.session_id = "s", .update = update, .meta = meta()}));
+  }
+}
+
+TEST_F(AcpSchema, ClientMethods) {
+  expect_valid(
+      "RequestPermissionRequest",
+      written(RequestPermissionRequest{
+          .session_id = "s",
+          .tool_call = std::get<ToolCallUpdate>(every_update()[4]),
+          .options = {{.option_id = "a", .name = "A", .kind = PermissionOptionKind::reject_always, .meta = meta()}},
+          .meta = meta()}));
+  expect_valid("RequestPermissionResponse",
+               written(RequestPermissionResponse{.outcome = SelectedPermissionOutcome{.option_id = "a", .meta = meta()},
+                                                 .meta = meta()}));
+  expect_valid("RequestPermissionResponse",
+               written(RequestPermissionResponse{.outcome = CancelledPermissionOutcome{}}));
+  expect_valid("ReadTextFileRequest",
+               written(ReadTextFileRequest{.session_id = "s", .path = "/a", .line = 1, .limit = 2, .meta = meta()}));
+  expect_valid("ReadTextFileResponse", written(ReadTextFileResponse{.content = "x", .meta = meta()}));
+  expect_valid("WriteTextFileRequest",
+               written(WriteTextFileRequest{.session_id = "s", .path = "/a", .content = "x", .meta = meta()}));
+  expect_valid("WriteTextFileResponse", written(WriteTextFileResponse{.meta = meta()}));
+}
+
+TEST_F(AcpSchema, InitializeResponseWithSessionCapabilities) {
+  InitializeResponse r;
+  r.agent_info = Implementation{.name = "agentd", .title = "agentd", .version = "0.1.0"};
+  r.agent_capabilities.load_session = true;
+  r.agent_capabilities.session = {
+      .list = true, .resume = true, .close = true, .delete_session = true, .additional_directories = true};
+  expect_valid("InitializeResponse", written(r));
+}
+
+// Our enum tables hold exactly the schema's values, no more and no fewer.
+template <class E>
+std::set<std::string> our_names(E last) {
+  std::set<std::string> names;
+  for (int i = 0; i <= static_cast<int>(last); ++i) names.emplace(name(static_cast<E>(i)));
+  return names;
+}
+
+TEST_F(AcpSchema, EnumValuesAreTheSchemas) {
+  const auto schema_names = [this](std::string_view def) {
+    std::set<std::string> names;
+    for (const Json& branch : schema_["$defs"][def]["oneOf"].as_array()) names.insert(branch["const"].as_string());
+    return names;
+  };
+  EXPECT_EQ(our_names(StopReason::cancelled), schema_names("StopReason"));
+  EXPECT_EQ(our_names(ToolKind::other), schema_names("ToolKind"));
+  EXPECT_EQ(our_names(ToolCallStatus::failed), schema_names("ToolCallStatus"));
+  EXPECT_EQ(our_names(PlanEntryPriority::low), schema_names("PlanEntryPriority"));
+  EXPECT_EQ(our_names(PlanEntryStatus::completed), schema_names("PlanEntryStatus"));
+  EXPECT_EQ(our_names(PermissionOptionKind::reject_always), schema_names("PermissionOptionKind"));
+}
+
+}  // namespace
+}  // namespace agentd::protocol::acp
