@@ -1,0 +1,116 @@
+#include <gtest/gtest.h>
+
+#include "test/unit/tools/tool_harness.h"
+#include "tools/builtin/builtin_tools.h"
+
+namespace agentd::tools {
+namespace {
+
+namespace fs = std::filesystem;
+using support::Errc;
+using support::Json;
+using testing::json;
+
+class ListDirTest : public ::testing::Test {
+ protected:
+  support::Result<ToolResult> list(std::string_view input) { return h_.run(*tool_, input); }
+  std::string failure(std::string_view input) {
+    auto result = list(input);
+    if (!result) {
+      ADD_FAILURE() << "error instead of a failed result: " << result.error().message();
+      return "";
+    }
+    EXPECT_FALSE(result->ok);
+    return result->content;
+  }
+
+  testing::ToolHarness h_;
+  std::shared_ptr<Tool> tool_ = make_list_dir_tool();
+};
+
+TEST_F(ListDirTest, SortedEntriesWithDirectoriesMarked) {
+  h_.write("b.txt", "b");
+  h_.write("A.md", "a");
+  h_.write(".hidden", "h");
+  h_.write("src/main.cpp", "m");
+  h_.write(".git/HEAD", "ref: refs/heads/main\n");
+  fs::create_directories(h_.path("empty_dir"));
+  fs::create_symlink("b.txt", h_.path("link"));
+  auto result = list("{}");
+  ASSERT_TRUE(result) << result.error().message();
+  EXPECT_TRUE(result->ok);
+  EXPECT_EQ(result->content, ".hidden\nA.md\nb.txt\nempty_dir/\nlink -> b.txt\nsrc/\n");
+  EXPECT_EQ(result->summary, "Listed . (6 entries)");
+  EXPECT_EQ(result->locations, std::vector<std::string>{h_.workspace().string()});
+  Json expected = Json::object();
+  expected.set("path", h_.workspace().string());
+  expected.set("entries", 6);
+  expected.set("shown", 6);
+  expected.set("omitted", 0);
+  EXPECT_EQ(result->metadata, expected);
+}
+
+TEST_F(ListDirTest, SubdirectoriesAndEmptyOnes) {
+  h_.write("src/one.cpp", "1");
+  auto sub = list(R"({"path": "src/"})");
+  ASSERT_TRUE(sub);
+  EXPECT_EQ(sub->content, "one.cpp\n");
+  EXPECT_EQ(sub->summary, "Listed src (1 entry)");
+
+  fs::create_directories(h_.path("nothing"));
+  auto empty = list(R"({"path": "nothing"})");
+  ASSERT_TRUE(empty);
+  EXPECT_EQ(empty->content, "[nothing is empty]");
+  EXPECT_EQ(empty->summary, "Listed nothing (0 entries)");
+}
+
+TEST_F(ListDirTest, LargeDirectoriesAreCapped) {
+  for (int i = 0; i < 1005; ++i) h_.write(fmt::format("many/f{:04}", i), "");
+  auto result = list(R"({"path": "many"})");
+  ASSERT_TRUE(result);
+  EXPECT_TRUE(result->content.starts_with("f0000\nf0001\n"));
+  EXPECT_TRUE(result->content.ends_with(
+      "f0999\n[5 more entries not shown (list_dir shows at most 1000); list a subdirectory to narrow it down]"));
+  EXPECT_EQ(result->metadata["omitted"], Json(5));
+  EXPECT_EQ(result->metadata["shown"], Json(1000));
+}
+
+TEST_F(ListDirTest, TitleAndLocations) {
+  EXPECT_EQ(tool_->title(json("{}"), h_.context), "List .");
+  EXPECT_EQ(tool_->title(json(R"({"path": "src"})"), h_.context), "List src");
+  EXPECT_EQ(tool_->locations(json(R"({"path": "src"})"), h_.context),
+            std::vector<std::string>{h_.path("src").string()});
+  EXPECT_TRUE(tool_->locations(json(R"({"path": "/"})"), h_.context).empty());
+}
+
+TEST_F(ListDirTest, Failures) {
+  h_.write("file.txt", "x");
+  EXPECT_EQ(failure(R"({"path": "file.txt"})"), "file.txt is a file, not a directory; use read_file to read it");
+  EXPECT_EQ(failure(R"({"path": "missing"})"), "No such directory: missing");
+  EXPECT_EQ(failure(R"({"path": "file.txt/sub"})"), "No such directory: file.txt/sub");
+  EXPECT_EQ(failure(R"({"path": "/"})"),
+            "path \"/\" is outside the workspace: it resolves to /. Allowed: paths under " + h_.workspace().string() +
+                " (the working directory)");
+  fs::create_directories(h_.path(".ssh"));
+  EXPECT_EQ(failure(R"({"path": ".ssh"})"),
+            "path \".ssh\" is refused: SSH keys and configuration are secrets (deny-listed pattern \".ssh/\")");
+  EXPECT_EQ(failure(R"({"path": 5})"),
+            "Invalid input for list_dir; fix these and call it again:\n- input.path: expected non-empty string, got "
+            "integer 5");
+}
+
+TEST_F(ListDirTest, UnreadableDirectory) {
+  // Out of file descriptors: the one failure of opening a directory that root cannot sidestep.
+  const testing::ScopedNoMoreFiles no_files;
+  EXPECT_EQ(failure("{}"), "Cannot list .: Too many open files");
+}
+
+TEST_F(ListDirTest, Cancelled) {
+  h_.cancel.cancel();
+  auto result = list("{}");
+  ASSERT_FALSE(result);
+  EXPECT_EQ(result.error().code(), Errc::cancelled);
+}
+
+}  // namespace
+}  // namespace agentd::tools

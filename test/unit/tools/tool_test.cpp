@@ -1,0 +1,143 @@
+#include "tools/tool.h"
+
+#include <gtest/gtest.h>
+
+#include "tools/builtin/builtin_tools.h"
+
+namespace agentd::tools {
+namespace {
+
+using support::Errc;
+
+class FakeTool final : public Tool {
+ public:
+  explicit FakeTool(std::string name, Risk risk = Risk::read) {
+    spec_.name = std::move(name);
+    spec_.base_risk = risk;
+  }
+  const ToolSpec& spec() const override { return spec_; }
+  boost::asio::awaitable<support::Result<ToolResult>> run(support::Json /*input*/, ToolContext& /*context*/) override {
+    co_return ToolResult{};
+  }
+
+ private:
+  ToolSpec spec_;
+};
+
+TEST(Risk, NamesListFlagsInBitOrder) {
+  EXPECT_EQ(risk_names(Risk::none), "none");
+  EXPECT_EQ(risk_names(Risk::read), "read");
+  EXPECT_EQ(risk_names(Risk::outside_workspace | Risk::write), "write|outside_workspace");
+  EXPECT_EQ(risk_names(Risk::read | Risk::write | Risk::execute | Risk::network | Risk::outside_workspace),
+            "read|write|execute|network|outside_workspace");
+  Risk risk = Risk::read;
+  risk |= Risk::network;
+  EXPECT_EQ(risk_names(risk), "read|network");
+}
+
+TEST(Risk, MutatingMeansMoreThanReading) {
+  EXPECT_FALSE(is_mutating(Risk::none));
+  EXPECT_FALSE(is_mutating(Risk::read | Risk::outside_workspace));
+  EXPECT_TRUE(is_mutating(Risk::write));
+  EXPECT_TRUE(is_mutating(Risk::read | Risk::execute));
+  EXPECT_TRUE(is_mutating(Risk::network));
+}
+
+TEST(ToolKind, NamesAreAcpSpellings) {
+  EXPECT_EQ(tool_kind_name(ToolKind::read), "read");
+  EXPECT_EQ(tool_kind_name(ToolKind::edit), "edit");
+  EXPECT_EQ(tool_kind_name(ToolKind::remove), "delete");
+  EXPECT_EQ(tool_kind_name(ToolKind::move), "move");
+  EXPECT_EQ(tool_kind_name(ToolKind::search), "search");
+  EXPECT_EQ(tool_kind_name(ToolKind::execute), "execute");
+  EXPECT_EQ(tool_kind_name(ToolKind::think), "think");
+  EXPECT_EQ(tool_kind_name(ToolKind::fetch), "fetch");
+  EXPECT_EQ(tool_kind_name(ToolKind::other), "other");
+}
+
+TEST(Tool, DefaultsComeFromTheSpec) {
+  FakeTool tool("probe", Risk::write);
+  ToolContext context;
+  EXPECT_EQ(tool.assess(support::Json::object(), context), Risk::write);
+  EXPECT_EQ(tool.title(support::Json::object(), context), "probe");
+  EXPECT_TRUE(tool.locations(support::Json::object(), context).empty());
+}
+
+TEST(ToolResult, FailureCarriesTheMessageTwice) {
+  const ToolResult r = ToolResult::failure("no match for \"x\"");
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.summary, "no match for \"x\"");
+  EXPECT_EQ(r.content, "no match for \"x\"");
+  EXPECT_EQ(r.metadata, support::Json::object());
+}
+
+TEST(ToolRegistry, KeepsRegistrationOrderAndFindsByName) {
+  ToolRegistry registry;
+  EXPECT_TRUE(registry.empty());
+  ASSERT_TRUE(registry.add(std::make_shared<FakeTool>("b_tool")));
+  ASSERT_TRUE(registry.add(std::make_shared<FakeTool>("a-tool")));
+  ASSERT_TRUE(registry.add(std::make_shared<FakeTool>("mcp__server__tool")));
+  EXPECT_FALSE(registry.empty());
+  EXPECT_EQ(registry.names(), (std::vector<std::string>{"b_tool", "a-tool", "mcp__server__tool"}));
+  const auto specs = registry.specs();
+  ASSERT_EQ(specs.size(), 3U);
+  EXPECT_EQ(specs[1]->name, "a-tool");
+  ASSERT_NE(registry.find("a-tool"), nullptr);
+  EXPECT_EQ(registry.find("a-tool")->spec().name, "a-tool");
+  EXPECT_EQ(registry.find("nope"), nullptr);
+
+  registry.remove("b_tool");
+  registry.remove("never-there");
+  EXPECT_EQ(registry.names(), (std::vector<std::string>{"a-tool", "mcp__server__tool"}));
+}
+
+TEST(ToolRegistry, RefusesDuplicatesNullsAndBadNames) {
+  ToolRegistry registry;
+  ASSERT_TRUE(registry.add(std::make_shared<FakeTool>("read_file")));
+
+  auto duplicate = registry.add(std::make_shared<FakeTool>("read_file"));
+  ASSERT_FALSE(duplicate);
+  EXPECT_EQ(duplicate.error().code(), Errc::conflict);
+  EXPECT_EQ(duplicate.error().message(), "a tool named \"read_file\" is already registered");
+
+  auto null = registry.add(nullptr);
+  ASSERT_FALSE(null);
+  EXPECT_EQ(null.error().code(), Errc::invalid_argument);
+  EXPECT_EQ(null.error().message(), "cannot register a null tool");
+
+  for (const std::string& name : std::vector<std::string>{"", "has space", "dots.not.allowed", std::string(65, 'x')}) {
+    auto bad = registry.add(std::make_shared<FakeTool>(name));
+    ASSERT_FALSE(bad) << name;
+    EXPECT_EQ(bad.error().code(), Errc::invalid_argument);
+    EXPECT_EQ(bad.error().message(),
+              "tool name \"" + name + "\" is invalid: use 1-64 characters from A-Z, a-z, 0-9, '_' and '-'");
+  }
+  EXPECT_TRUE(registry.add(std::make_shared<FakeTool>(std::string(64, 'x'))));
+  EXPECT_EQ(registry.names().size(), 2U);
+}
+
+TEST(BuiltinTools, RegisterInOrderWithTheirSpecs) {
+  ToolRegistry registry;
+  ASSERT_TRUE(register_builtin_tools(registry));
+  EXPECT_EQ(registry.names(), (std::vector<std::string>{"read_file", "list_dir", "write_file"}));
+  const auto specs = registry.specs();
+  EXPECT_EQ(specs[0]->kind, ToolKind::read);
+  EXPECT_EQ(specs[0]->base_risk, Risk::read);
+  EXPECT_EQ(specs[1]->kind, ToolKind::read);
+  EXPECT_EQ(specs[1]->base_risk, Risk::read);
+  EXPECT_EQ(specs[2]->kind, ToolKind::edit);
+  EXPECT_EQ(specs[2]->base_risk, Risk::write);
+  for (const ToolSpec* spec : specs) {
+    EXPECT_FALSE(spec->description.empty()) << spec->name;
+    EXPECT_EQ(spec->input_schema["type"], support::Json("object")) << spec->name;
+    EXPECT_EQ(spec->input_schema["additionalProperties"], support::Json(false)) << spec->name;
+  }
+
+  // A second registration collides on the first name and says so.
+  auto again = register_builtin_tools(registry);
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().code(), Errc::conflict);
+}
+
+}  // namespace
+}  // namespace agentd::tools

@@ -1,0 +1,97 @@
+#include "tools/atomic_write.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <random>
+#include <string>
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+namespace agentd::tools {
+namespace {
+
+using support::Errc;
+using support::Error;
+
+Error io_error(int err, std::string_view what) {
+  return Error(Errc::io, fmt::format("{}: {}", what, std::strerror(err)), err);
+}
+
+// ".name.agentd-1a2b3c4d5e6f7a8b.tmp": hidden, recognizably ours, and within NAME_MAX however long
+// the target's name is.
+std::string temp_name(const std::string& name) {
+  static constexpr std::size_t kMaxStem = 200;
+  std::random_device random;
+  const std::uint64_t suffix = (std::uint64_t{random()} << 32) | random();
+  return fmt::format(".{}.agentd-{:016x}.tmp", name.substr(0, kMaxStem), suffix);
+}
+
+support::Result<void> write_all(int fd, std::string_view bytes, const std::filesystem::path& temp) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0) {
+      const int err = errno;
+      if (err == EINTR) continue;
+      return io_error(err, fmt::format("cannot write {}", temp.string()));
+    }
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return support::ok();
+}
+
+}  // namespace
+
+support::Result<void> write_file_atomically(const std::filesystem::path& path, std::string_view bytes,
+                                            std::optional<std::uint32_t> mode) {
+  const std::filesystem::path directory = path.parent_path();
+  std::filesystem::path temp;
+  int fd = -1;
+  int err = 0;
+  // O_EXCL: a name collision (astronomically unlikely, or a leftover) picks another name, never shares.
+  for (int attempt = 0; attempt < 8 && fd < 0; ++attempt) {
+    temp = directory / temp_name(path.filename().string());
+    fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    err = errno;
+    if (fd < 0 && err != EEXIST) break;
+  }
+  if (fd < 0) return io_error(err, fmt::format("cannot create a temporary file in {}", directory.string()));
+
+  // Each failure below reads errno first: formatting the message may clobber it.
+  const auto fail = [&](Error error) {
+    if (fd >= 0) ::close(fd);
+    ::unlink(temp.c_str());
+    return error;
+  };
+  if (mode && ::fchmod(fd, static_cast<mode_t>(*mode)) != 0) {
+    err = errno;
+    return fail(io_error(err, fmt::format("cannot set the mode of {}", temp.string())));
+  }
+  if (auto written = write_all(fd, bytes, temp); !written) return fail(std::move(written).error());
+  if (::fsync(fd) != 0) {
+    err = errno;
+    return fail(io_error(err, fmt::format("cannot flush {} to disk", temp.string())));
+  }
+  const int closed = ::close(fd);
+  err = errno;
+  fd = -1;
+  if (closed != 0) return fail(io_error(err, fmt::format("cannot close {}", temp.string())));
+  if (::rename(temp.c_str(), path.c_str()) != 0) {
+    err = errno;
+    return fail(io_error(err, fmt::format("cannot rename {} to {}", temp.string(), path.string())));
+  }
+
+  // The rename is durable once the directory is. Some file systems refuse fsync on a directory
+  // (EINVAL); the data is safe either way, so that is not a failure.
+  const int dir_fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0) {
+    ::fsync(dir_fd);
+    ::close(dir_fd);
+  }
+  return support::ok();
+}
+
+}  // namespace agentd::tools

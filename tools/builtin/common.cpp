@@ -1,0 +1,88 @@
+#include "tools/builtin/common.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "tools/json_schema.h"
+
+namespace agentd::tools::builtin {
+
+std::optional<ToolResult> check_input(const ToolSpec& spec, const support::Json& input) {
+  const auto violations = schema_violations(spec.input_schema, input);
+  if (violations.empty()) return std::nullopt;
+  std::string message = fmt::format("Invalid input for {}; fix these and call it again:", spec.name);
+  for (const auto& violation : violations) message += fmt::format("\n- {}", violation);
+  auto result = ToolResult::failure(std::move(message));
+  result.summary = fmt::format("Invalid input for {}", spec.name);
+  return result;
+}
+
+std::string string_field(const support::Json& input, std::string_view key, std::string_view fallback) {
+  const support::Json* value = input.find(key);
+  return value != nullptr && value->is_string() ? value->as_string() : std::string(fallback);
+}
+
+std::optional<std::int64_t> integer_field(const support::Json& input, std::string_view key) {
+  const support::Json* value = input.find(key);
+  if (value == nullptr) return std::nullopt;
+  if (const auto* i = value->if_int64()) return *i;
+  if (value->if_uint64() != nullptr) return std::numeric_limits<std::int64_t>::max();
+  if (!value->is_number()) return std::nullopt;
+  const double d = value->as_double();
+  if (!std::isfinite(d)) return std::nullopt;
+  // 2^63 is exactly representable; anything at or above it would overflow the conversion.
+  if (d >= 9223372036854775808.0) return std::numeric_limits<std::int64_t>::max();
+  if (d <= -9223372036854775808.0) return std::numeric_limits<std::int64_t>::min();
+  return static_cast<std::int64_t>(d);
+}
+
+support::Error missing_context(std::string_view tool, std::string_view what) {
+  return support::make_error(support::Errc::internal, "{} ran without {} in its ToolContext", tool, what);
+}
+
+std::size_t count_lines(std::string_view text) {
+  if (text.empty()) return 0;
+  const auto newlines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+  return newlines + (text.back() == '\n' ? 0 : 1);
+}
+
+std::vector<std::string_view> split_lines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  while (!text.empty()) {
+    const std::size_t newline = text.find('\n');
+    if (newline == std::string_view::npos) {
+      lines.push_back(text);
+      break;
+    }
+    lines.push_back(text.substr(0, newline));
+    text.remove_prefix(newline + 1);
+  }
+  return lines;
+}
+
+std::size_t changed_lines(std::string_view before, std::string_view after) {
+  const auto old_lines = split_lines(before);
+  const auto new_lines = split_lines(after);
+  std::size_t prefix = 0;
+  while (prefix < old_lines.size() && prefix < new_lines.size() && old_lines[prefix] == new_lines[prefix]) ++prefix;
+  std::size_t suffix = 0;
+  while (suffix < old_lines.size() - prefix && suffix < new_lines.size() - prefix &&
+         old_lines[old_lines.size() - 1 - suffix] == new_lines[new_lines.size() - 1 - suffix]) {
+    ++suffix;
+  }
+  const std::size_t changed = std::max(old_lines.size() - prefix - suffix, new_lines.size() - prefix - suffix);
+  // Texts that differ only in a final newline still changed a line.
+  return changed == 0 && before != after ? 1 : changed;
+}
+
+std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
+  std::size_t cut = max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return text.substr(0, cut);
+}
+
+}  // namespace agentd::tools::builtin

@@ -1,0 +1,39 @@
+// Helpers the builtin tools share: reading validated input fields, turning path-guard and file errors
+// into results the model can act on, and line arithmetic. Internal to tools/builtin.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/support/json.h"
+#include "core/support/result.h"
+#include "tools/tool.h"
+
+namespace agentd::tools::builtin {
+
+// The engine validates input against the spec before run(); tools check again so that run() stands on
+// its own (tests, and any caller that skips the engine). nullopt when the input is valid.
+std::optional<ToolResult> check_input(const ToolSpec& spec, const support::Json& input);
+
+// Field readers for input that passed check_input. A missing optional field reads as nullopt/fallback.
+std::string string_field(const support::Json& input, std::string_view key, std::string_view fallback = "");
+// JSON Schema's "integer" admits 3.0, so doubles with an integral value count; out-of-range values clamp.
+std::optional<std::int64_t> integer_field(const support::Json& input, std::string_view key);
+
+// Errc::internal for a ToolContext the engine forgot to fill: a bug, not the model's problem.
+support::Error missing_context(std::string_view tool, std::string_view what);
+
+// Lines in `text`: a final line without '\n' counts, a trailing '\n' does not start another.
+std::size_t count_lines(std::string_view text);
+// The lines of `text` without their '\n' (a '\r' before it stays: the file really has it).
+std::vector<std::string_view> split_lines(std::string_view text);
+// Lines that differ between two texts, after the common leading and trailing lines are set aside: the
+// larger of the two differing middles. An estimate for summaries, not a diff.
+std::size_t changed_lines(std::string_view before, std::string_view after);
+// `text` cut to at most `max_bytes` without splitting a UTF-8 sequence.
+std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes);
+
+}  // namespace agentd::tools::builtin

@@ -1,0 +1,235 @@
+// write_file: creates a file or replaces all of it. A file that exists must have been read (or written)
+// by this session and be unchanged since, so the model never overwrites text it has not seen.
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+#include <variant>
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include "tools/atomic_write.h"
+#include "tools/builtin/builtin_tools.h"
+#include "tools/builtin/common.h"
+#include "tools/disk_file_access.h"
+#include "tools/file_state.h"
+#include "tools/path_guard.h"
+#include "tools/sha256.h"
+
+namespace agentd::tools {
+namespace builtin {
+namespace {
+
+namespace fs = std::filesystem;
+using support::Errc;
+using support::Json;
+
+constexpr std::string_view kSchema = R"({
+  "type": "object",
+  "properties": {
+    "path": {"type": "string", "minLength": 1,
+             "description": "The file to write: relative to the working directory, or absolute inside it."},
+    "content": {"type": "string", "description": "The complete new content of the file."}
+  },
+  "required": ["path", "content"],
+  "additionalProperties": false
+})";
+
+// What is on disk before the write.
+struct PreImage {
+  bool exists = false;
+  std::uint32_t mode = 0;
+  std::string bytes;
+};
+
+std::string lines_phrase(std::size_t n) { return fmt::format("{} line{}", n, n == 1 ? "" : "s"); }
+
+class WriteFileTool final : public Tool {
+ public:
+  WriteFileTool() {
+    spec_.name = "write_file";
+    spec_.description =
+        "Create a file, or replace the whole content of one (missing parent directories are created). To "
+        "replace an existing file you must have read it with read_file in this session, and it must not have "
+        "changed since.";
+    spec_.input_schema = support::parse_json(kSchema).value();
+    spec_.kind = ToolKind::edit;
+    spec_.base_risk = Risk::write;
+  }
+
+  const ToolSpec& spec() const override { return spec_; }
+
+  std::string title(const Json& input, const ToolContext& context) const override {
+    return "Write " + lexical_display(string_field(input, "path"), context.cwd);
+  }
+
+  std::vector<std::string> locations(const Json& input, const ToolContext& context) const override {
+    auto resolved = PathGuard(context).resolve(string_field(input, "path"), PathAccess::write);
+    if (!resolved) return {};
+    return {resolved->absolute.string()};
+  }
+
+  boost::asio::awaitable<support::Result<ToolResult>> run(Json input, ToolContext& context) override {
+    if (auto invalid = check_input(spec_, input)) co_return std::move(*invalid);
+    if (context.file_state == nullptr) co_return missing_context(spec_.name, "file_state");
+    if (context.cancel.cancelled()) co_return support::Error(Errc::cancelled, "write_file cancelled");
+    co_return write(string_field(input, "path"), string_field(input, "content"), context);
+  }
+
+ private:
+  // Blocking file I/O on the caller's thread: the engine runs tools off its event loop. Nothing here
+  // awaits, so the whole write is one synchronous step that cancellation cannot cut in half.
+  support::Result<ToolResult> write(const std::string& given, const std::string& content, ToolContext& context) {
+    auto resolved = PathGuard(context).resolve(given, PathAccess::write);
+    if (!resolved) return ToolResult::failure(resolved.error().message());
+    const fs::path& path = resolved->absolute;
+    const std::string& shown = resolved->display;
+    if (resolved->trailing_slash) {
+      return ToolResult::failure(
+          fmt::format("path \"{}\" ends in '/', so it names a directory; give a file path", given));
+    }
+
+    auto pre = pre_image(path, shown, *context.file_state);
+    if (auto* refused = std::get_if<ToolResult>(&pre)) return std::move(*refused);
+    const PreImage& before = std::get<PreImage>(pre);
+
+    const std::string new_hash = sha256_hex(content);
+    ToolResult result;
+    result.locations = {path.string()};
+    result.metadata.set("path", path.string());
+    result.metadata.set("oldHash", before.exists ? Json(sha256_hex(before.bytes)) : Json());
+    result.metadata.set("newHash", new_hash);
+
+    if (before.exists && before.bytes == content) {
+      // Rewriting identical bytes would only bump the mtime and wake file watchers.
+      result.metadata.set("changedLines", 0);
+      result.metadata.set("verification", verification(true, true));
+      result.summary = fmt::format("{} unchanged", shown);
+      result.content = fmt::format("{} already has exactly this content; nothing was written.", shown);
+      return result;
+    }
+
+    bool created_directories = false;
+    if (!before.exists) {
+      std::error_code ec;
+      created_directories = fs::create_directories(path.parent_path(), ec);
+      if (ec) {
+        return ToolResult::failure(fmt::format("Cannot create the directory {} for {}: {}",
+                                               display_parent(path, context), shown, ec.message()));
+      }
+    }
+    std::optional<std::uint32_t> mode;
+    if (before.exists) mode = before.mode;
+    if (auto written = write_file_atomically(path, content, mode); !written) {
+      return ToolResult::failure(fmt::format("Cannot write {}: {}", shown, written.error().message()));
+    }
+
+    // Read back what landed on disk: a full disk, a filter driver or a racing writer shows up here and
+    // not as a surprise on the next read.
+    auto read_back = read_disk_file(path);
+    const bool read_ok = read_back.has_value() && sha256_hex(*read_back) == new_hash;
+    const bool text_found = read_back.has_value() && *read_back == content;
+    result.metadata.set("changedLines", before.exists ? changed_lines(before.bytes, content) : count_lines(content));
+    result.metadata.set("created", !before.exists);
+    result.metadata.set("bytes", content.size());
+    result.metadata.set("verification", verification(read_ok, text_found));
+    ToolDiff diff;
+    diff.path = path.string();
+    if (before.exists) diff.old_text = before.bytes;
+    diff.new_text = content;
+    result.diffs.push_back(std::move(diff));
+
+    if (!read_ok) {
+      result.ok = false;
+      const std::string why = read_back ? "different bytes" : read_back.error().message();
+      result.summary = fmt::format("Wrote {} but could not verify it", shown);
+      result.content = fmt::format(
+          "Wrote {} but reading it back gave {}; something else may be writing to it. Read it with read_file "
+          "before changing it again.",
+          shown, why);
+      return result;
+    }
+    context.file_state->record(path, snapshot_of(content, path));
+
+    const std::size_t lines = count_lines(content);
+    if (before.exists) {
+      const std::size_t changed = changed_lines(before.bytes, content);
+      result.summary = fmt::format("Wrote {} ({} changed)", shown, lines_phrase(changed));
+      result.content = fmt::format("Replaced the content of {}: now {}, {} bytes ({} changed).", shown,
+                                   lines_phrase(lines), content.size(), lines_phrase(changed));
+    } else {
+      result.summary = fmt::format("Created {} ({})", shown, lines_phrase(lines));
+      result.content = fmt::format("Created {} ({}, {} bytes{}).", shown, lines_phrase(lines), content.size(),
+                                   created_directories ? ", with its missing parent directories" : "");
+    }
+    return result;
+  }
+
+  // The file's current state, or the failure that stops the write (a directory, never read, stale).
+  static std::variant<PreImage, ToolResult> pre_image(const fs::path& path, const std::string& shown,
+                                                      const FileState& file_state) {
+    PreImage pre;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) {
+      const int err = errno;
+      if (err == ENOENT) return pre;
+      if (err == ENOTDIR) {
+        return ToolResult::failure(fmt::format("Cannot create {}: a parent of it is a file, not a directory", shown));
+      }
+      return ToolResult::failure(fmt::format("Cannot inspect {}: {}", shown, std::strerror(err)));
+    }
+    if (S_ISDIR(st.st_mode)) {
+      return ToolResult::failure(fmt::format("{} is a directory; write_file writes files", shown));
+    }
+    if (!S_ISREG(st.st_mode)) {
+      return ToolResult::failure(fmt::format("{} is not a regular file (a device, socket or pipe)", shown));
+    }
+    auto bytes = read_disk_file(path);
+    if (!bytes) {
+      return ToolResult::failure(fmt::format("Cannot read the current {} to check it before replacing it: {}", shown,
+                                             bytes.error().message()));
+    }
+    // Compared with the bytes on disk, which is what gets replaced. When an editor holds unsaved changes the
+    // model read those instead, and the write is refused as stale: right, since it would clobber them.
+    switch (file_state.check(path, *bytes)) {
+      case Freshness::fresh: break;
+      case Freshness::never_seen:
+        return ToolResult::failure(fmt::format(
+            "{} already exists and you have not read it in this session. Read it with read_file first, so you "
+            "know what you are replacing, then write it again.",
+            shown));
+      case Freshness::stale: {
+        const auto seen = file_state.find(path);
+        return ToolResult::failure(fmt::format(
+            "{} changed since you last read it (then {} bytes, now {}): the user, the editor or a command edited "
+            "it. Read it again with read_file and redo your change on the current content.",
+            shown, seen ? seen->size : 0, bytes->size()));
+      }
+    }
+    pre.exists = true;
+    pre.mode = st.st_mode & 07777;
+    pre.bytes = std::move(bytes).value();
+    return pre;
+  }
+
+  static Json verification(bool read_back, bool expected_text_found) {
+    Json out = Json::object();
+    out.set("readBack", read_back);
+    out.set("expectedTextFound", expected_text_found);
+    return out;
+  }
+
+  static std::string display_parent(const fs::path& path, const ToolContext& context) {
+    return PathGuard(context).display(path.parent_path());
+  }
+
+  ToolSpec spec_;
+};
+
+}  // namespace
+}  // namespace builtin
+
+std::shared_ptr<Tool> make_write_file_tool() { return std::make_shared<builtin::WriteFileTool>(); }
+
+}  // namespace agentd::tools

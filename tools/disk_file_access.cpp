@@ -1,0 +1,90 @@
+#include "tools/disk_file_access.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+namespace agentd::tools {
+namespace {
+
+using support::Errc;
+using support::Error;
+
+Error errno_error(int err, std::string_view what, const std::filesystem::path& path) {
+  if (err == ENOENT || err == ENOTDIR)
+    return Error(Errc::not_found, fmt::format("no such file: {}", path.string()), err);
+  return Error(Errc::io, fmt::format("{} {}: {}", what, path.string(), std::strerror(err)), err);
+}
+
+// Closes the descriptor on every path out.
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) noexcept : fd_(fd) {}
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  ~FileDescriptor() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const noexcept { return fd_; }
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
+support::Result<std::string> read_disk_file(const std::filesystem::path& path, std::size_t max_bytes) {
+  // O_NONBLOCK so that opening a FIFO does not wait for a writer; it changes nothing for regular files.
+  const FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+  if (fd.get() < 0) {
+    const int err = errno;
+    if (err == EISDIR) return support::make_error(Errc::invalid_argument, "{} is a directory", path.string());
+    return errno_error(err, "cannot open", path);
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return errno_error(errno, "cannot stat", path);
+  if (S_ISDIR(st.st_mode)) return support::make_error(Errc::invalid_argument, "{} is a directory", path.string());
+  if (!S_ISREG(st.st_mode)) {
+    return support::make_error(Errc::invalid_argument, "{} is not a regular file (a device, socket or pipe)",
+                               path.string());
+  }
+  const auto limit_error = [&](std::uint64_t size) {
+    return support::make_error(Errc::limit_exceeded, "{} is {} bytes, over the {}-byte limit for reading a file",
+                               path.string(), size, max_bytes);
+  };
+  if (static_cast<std::uint64_t>(st.st_size) > max_bytes) return limit_error(static_cast<std::uint64_t>(st.st_size));
+
+  std::string bytes;
+  bytes.resize(static_cast<std::size_t>(st.st_size));
+  std::size_t filled = 0;
+  for (;;) {
+    // The file may grow while we read: keep going to EOF, within the cap.
+    if (filled == bytes.size()) {
+      if (bytes.size() > max_bytes) return limit_error(bytes.size());
+      bytes.resize(std::max<std::size_t>(bytes.size() * 2, 4096));
+    }
+    const ssize_t n = ::read(fd.get(), bytes.data() + filled, bytes.size() - filled);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno_error(errno, "cannot read", path);
+    }
+    if (n == 0) break;
+    filled += static_cast<std::size_t>(n);
+  }
+  if (filled > max_bytes) return limit_error(filled);
+  bytes.resize(filled);
+  return bytes;
+}
+
+boost::asio::awaitable<support::Result<std::string>> DiskFileAccess::read_text(std::string path,
+                                                                               support::CancelToken cancel) {
+  if (cancel.cancelled()) co_return Error(Errc::cancelled, "read cancelled");
+  co_return read_disk_file(path, max_bytes_);
+}
+
+}  // namespace agentd::tools

@@ -1,0 +1,104 @@
+#include "tools/tool.h"
+
+#include <algorithm>
+#include <array>
+
+namespace agentd::tools {
+namespace {
+
+struct RiskName {
+  Risk flag;
+  std::string_view name;
+};
+// In bit order, so risk_names() is stable for logs and tests.
+constexpr std::array<RiskName, 5> kRiskNames = {{
+    {Risk::read, "read"},
+    {Risk::write, "write"},
+    {Risk::execute, "execute"},
+    {Risk::network, "network"},
+    {Risk::outside_workspace, "outside_workspace"},
+}};
+
+// What Anthropic and OpenAI accept as a tool name; checking at registration beats a 400 mid-turn.
+bool valid_tool_name(std::string_view name) noexcept {
+  if (name.empty() || name.size() > 64) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  });
+}
+
+}  // namespace
+
+std::string risk_names(Risk risk) {
+  std::string out;
+  for (const auto& [flag, name] : kRiskNames) {
+    if (!has_risk(risk, flag)) continue;
+    if (!out.empty()) out += '|';
+    out += name;
+  }
+  return out.empty() ? "none" : out;
+}
+
+std::string_view tool_kind_name(ToolKind kind) noexcept {
+  switch (kind) {
+    case ToolKind::read: return "read";
+    case ToolKind::edit: return "edit";
+    case ToolKind::remove: return "delete";  // ACP's spelling; `delete` is a C++ keyword
+    case ToolKind::move: return "move";
+    case ToolKind::search: return "search";
+    case ToolKind::execute: return "execute";
+    case ToolKind::think: return "think";
+    case ToolKind::fetch: return "fetch";
+    case ToolKind::other: return "other";
+  }
+  return "other";
+}
+
+Risk Tool::assess(const support::Json& /*input*/, const ToolContext& /*context*/) const { return spec().base_risk; }
+
+std::string Tool::title(const support::Json& /*input*/, const ToolContext& /*context*/) const { return spec().name; }
+
+std::vector<std::string> Tool::locations(const support::Json& /*input*/, const ToolContext& /*context*/) const {
+  return {};
+}
+
+support::Result<void> ToolRegistry::add(std::shared_ptr<Tool> tool) {
+  if (tool == nullptr) return support::Error(support::Errc::invalid_argument, "cannot register a null tool");
+  const std::string& name = tool->spec().name;
+  if (!valid_tool_name(name)) {
+    return support::make_error(support::Errc::invalid_argument,
+                               "tool name \"{}\" is invalid: use 1-64 characters from A-Z, a-z, 0-9, '_' and '-'",
+                               name);
+  }
+  if (find(name) != nullptr) {
+    return support::make_error(support::Errc::conflict, "a tool named \"{}\" is already registered", name);
+  }
+  tools_.push_back(std::move(tool));
+  return support::ok();
+}
+
+void ToolRegistry::remove(std::string_view name) {
+  std::erase_if(tools_, [name](const std::shared_ptr<Tool>& tool) { return tool->spec().name == name; });
+}
+
+std::shared_ptr<Tool> ToolRegistry::find(std::string_view name) const {
+  const auto it = std::find_if(tools_.begin(), tools_.end(),
+                               [name](const std::shared_ptr<Tool>& tool) { return tool->spec().name == name; });
+  return it == tools_.end() ? nullptr : *it;
+}
+
+std::vector<std::string> ToolRegistry::names() const {
+  std::vector<std::string> out;
+  out.reserve(tools_.size());
+  for (const auto& tool : tools_) out.push_back(tool->spec().name);
+  return out;
+}
+
+std::vector<const ToolSpec*> ToolRegistry::specs() const {
+  std::vector<const ToolSpec*> out;
+  out.reserve(tools_.size());
+  for (const auto& tool : tools_) out.push_back(&tool->spec());
+  return out;
+}
+
+}  // namespace agentd::tools

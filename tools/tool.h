@@ -1,0 +1,145 @@
+// The Tool interface: what the model sees of a tool (its spec) kept apart from what runs (the handler),
+// and the ToolResult every call ends in. The engine's executeToolCall is the one caller; builtin tools and
+// MCP tools implement this same interface. Nothing here knows about ACP or sessions.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <boost/asio/awaitable.hpp>
+
+#include "core/support/cancel.h"
+#include "core/support/json.h"
+#include "core/support/result.h"
+
+namespace agentd::tools {
+
+// What a call may do, for the permission policy. A tool declares its base risk; assess() refines it
+// per call (a shell command is `execute`, a path outside the workspace adds `outside_workspace`).
+enum class Risk : std::uint32_t {
+  none = 0,
+  read = 1U << 0,
+  write = 1U << 1,
+  execute = 1U << 2,
+  network = 1U << 3,
+  outside_workspace = 1U << 4,
+};
+constexpr Risk operator|(Risk a, Risk b) noexcept {
+  return static_cast<Risk>(static_cast<std::uint32_t>(a) | static_cast<std::uint32_t>(b));
+}
+constexpr Risk& operator|=(Risk& a, Risk b) noexcept { return a = a | b; }
+constexpr bool has_risk(Risk set, Risk flag) noexcept {
+  return (static_cast<std::uint32_t>(set) & static_cast<std::uint32_t>(flag)) != 0;
+}
+// Mutating: anything beyond reading. Read-only calls of one model response may run in parallel.
+constexpr bool is_mutating(Risk risk) noexcept {
+  return has_risk(risk, Risk::write) || has_risk(risk, Risk::execute) || has_risk(risk, Risk::network);
+}
+std::string risk_names(Risk risk);  // "read", "write|outside_workspace", "none"
+
+// How a client should draw the call (ACP's ToolKind vocabulary, which is generic enough to keep).
+enum class ToolKind { read, edit, remove, move, search, execute, think, fetch, other };
+std::string_view tool_kind_name(ToolKind kind) noexcept;
+
+// What the model sees.
+struct ToolSpec {
+  std::string name;
+  std::string description;
+  support::Json input_schema;  // JSON Schema of the input object
+  ToolKind kind = ToolKind::other;
+  Risk base_risk = Risk::read;
+};
+
+// A piece of a result for the client: text, or a diff of one file.
+struct ToolDiff {
+  std::string path;                     // absolute
+  std::optional<std::string> old_text;  // absent: the file was created
+  std::string new_text;
+};
+
+// Every call ends in one of these. `ok:false` is a failure the model can recover from (a bad argument,
+// a stale file, no match): `summary` says what happened and how to proceed. Only cancellation and
+// internal faults end a turn, and they do not travel as ToolResults.
+struct ToolResult {
+  bool ok = true;
+  std::string summary;                               // one line for the client's tool call title/status
+  std::string content;                               // what the model reads
+  support::Json metadata = support::Json::object();  // structured detail (EditResult, exit codes...)
+  std::vector<ToolDiff> diffs;                       // for the client: edits show as diffs
+  std::vector<std::string> locations;                // absolute paths the call touched
+
+  static ToolResult failure(std::string message) {
+    ToolResult r;
+    r.ok = false;
+    r.summary = message;
+    r.content = std::move(message);
+    return r;
+  }
+};
+
+// Reads files the way the client sees them: through the editor (fs/read_text_file) when it offers
+// that, since an unsaved buffer is the truth, else from disk. Provided by the engine per session.
+class FileAccess {
+ public:
+  virtual ~FileAccess() = default;
+  // Whole text of an absolute path.
+  virtual boost::asio::awaitable<support::Result<std::string>> read_text(std::string path,
+                                                                         support::CancelToken cancel) = 0;
+};
+
+class FileState;  // tools/file_state.h
+
+// What a running call may use. Owned by the engine for the duration of the call.
+struct ToolContext {
+  std::string session_id;
+  std::string cwd;                           // absolute, canonical
+  std::vector<std::string> additional_dirs;  // absolute, canonical
+  support::CancelToken cancel;
+  FileAccess* files = nullptr;  // never null during run()
+  // What this session has seen of each file, for stale-edit refusal. Owned by the session (it outlives
+  // the turn); never null during run() of a tool that reads or writes files.
+  FileState* file_state = nullptr;
+  std::function<void(std::string_view)> progress;  // streamed output (shell); may be empty
+};
+
+class Tool {
+ public:
+  virtual ~Tool() = default;
+  virtual const ToolSpec& spec() const = 0;
+  // The risk of this particular call (input already validated). Default: the spec's base risk.
+  virtual Risk assess(const support::Json& input, const ToolContext& context) const;
+  // A short title for the client ("Read src/main.cpp"). Default: the tool's name. Takes the context
+  // so paths can be shown relative to the session's cwd; must not touch the disk.
+  virtual std::string title(const support::Json& input, const ToolContext& context) const;
+  // Absolute paths the call will touch, for the client's `locations` before it runs. Default: none.
+  virtual std::vector<std::string> locations(const support::Json& input, const ToolContext& context) const;
+  // Runs the call. Failures the model can fix are ToolResult::failure(); cancellation returns
+  // Errc::cancelled; anything else that ends the turn is another error.
+  virtual boost::asio::awaitable<support::Result<ToolResult>> run(support::Json input, ToolContext& context) = 0;
+};
+
+// The tools a session may call, by name, in registration order (the order the model sees them).
+// Not synchronized: changed only on the session's strand (at set-up, when an MCP server connects),
+// which is also where executeToolCall looks tools up.
+class ToolRegistry {
+ public:
+  // Fails with Errc::conflict when the name is taken, Errc::invalid_argument when the tool is null or
+  // its name is not 1-64 of [A-Za-z0-9_-] (what the model APIs accept as a tool name).
+  support::Result<void> add(std::shared_ptr<Tool> tool);
+  void remove(std::string_view name);
+  std::shared_ptr<Tool> find(std::string_view name) const;
+  std::vector<std::string> names() const;
+  std::vector<const ToolSpec*> specs() const;
+  bool empty() const noexcept { return tools_.empty(); }
+
+ private:
+  std::vector<std::shared_ptr<Tool>> tools_;
+};
+
+}  // namespace agentd::tools
