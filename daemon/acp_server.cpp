@@ -1,30 +1,669 @@
 #include "daemon/acp_server.h"
 
+#include <ctime>
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <fmt/format.h>
+
+#include "core/model/price_table.h"
+#include "core/support/cancel_asio.h"
 #include "core/support/log.h"
 #include "core/support/version.h"
+#include "protocol/acp/client_methods.h"
+#include "protocol/acp/methods.h"
+#include "protocol/acp/session.h"
+#include "protocol/acp/session_update.h"
 
 namespace agentd::daemon {
 
 namespace acp = protocol::acp;
+namespace asio = boost::asio;
 namespace log = support::log;
+using support::CancelToken;
+using support::Errc;
+using support::Error;
+using support::Json;
+using support::Result;
 
-AcpServer::AcpServer(protocol::Peer& peer) : peer_(peer) {
-  // The method table: every method agentd serves, in one place.
-  peer_.on_request<acp::InitializeRequest, acp::InitializeResponse>(
-      "initialize", [this](const acp::InitializeRequest& request) { return initialize(request); });
-  peer_.on_request<acp::Empty, acp::Empty>("_agentd/ping", [](const acp::Empty&) { return acp::Empty{}; });
+// ---- engine events -> ACP --------------------------------------------------------------------------
+
+namespace {
+
+acp::ToolKind acp_kind(tools::ToolKind kind) {
+  switch (kind) {
+    case tools::ToolKind::read: return acp::ToolKind::read;
+    case tools::ToolKind::edit: return acp::ToolKind::edit;
+    case tools::ToolKind::remove: return acp::ToolKind::delete_;
+    case tools::ToolKind::move: return acp::ToolKind::move;
+    case tools::ToolKind::search: return acp::ToolKind::search;
+    case tools::ToolKind::execute: return acp::ToolKind::execute;
+    case tools::ToolKind::think: return acp::ToolKind::think;
+    case tools::ToolKind::fetch: return acp::ToolKind::fetch;
+    case tools::ToolKind::other: return acp::ToolKind::other;
+  }
+  return acp::ToolKind::other;
 }
 
-support::Result<acp::InitializeResponse> AcpServer::initialize(const acp::InitializeRequest& request) {
+acp::ToolCallStatus acp_status(core::ToolCallStatus status) {
+  switch (status) {
+    case core::ToolCallStatus::pending: return acp::ToolCallStatus::pending;
+    case core::ToolCallStatus::in_progress: return acp::ToolCallStatus::in_progress;
+    case core::ToolCallStatus::completed: return acp::ToolCallStatus::completed;
+    case core::ToolCallStatus::failed: return acp::ToolCallStatus::failed;
+  }
+  return acp::ToolCallStatus::failed;
+}
+
+acp::ContentBlock text_block(std::string text) { return acp::TextContent{std::move(text), {}, {}}; }
+
+std::vector<acp::ToolCallContent> tool_content(const std::optional<std::string>& text,
+                                               const std::vector<tools::ToolDiff>& diffs) {
+  std::vector<acp::ToolCallContent> content;
+  if (text && !text->empty()) content.emplace_back(acp::ToolCallContentBlock{text_block(*text), {}});
+  for (const auto& d : diffs) content.emplace_back(acp::Diff{d.path, d.old_text, d.new_text, {}});
+  return content;
+}
+
+std::vector<acp::ToolCallLocation> tool_locations(const std::vector<std::string>& paths) {
+  std::vector<acp::ToolCallLocation> locations;
+  locations.reserve(paths.size());
+  for (const auto& p : paths) locations.push_back(acp::ToolCallLocation{p, std::nullopt, {}});
+  return locations;
+}
+
+Json agentd_meta(Json inner) {
+  Json meta = Json::object();
+  meta["agentd"] = std::move(inner);
+  return meta;
+}
+
+std::vector<acp::SessionConfigOption> config_options(const core::Session& session, const core::EngineContext& engine) {
+  acp::SessionConfigOption model;
+  model.id = "model";
+  model.name = "Model";
+  model.description = "The model this session talks to";
+  model.category = "model";
+  model.current_value = session.model_spec();
+  bool listed = false;
+  for (const auto& choice : engine.model_choices) {
+    model.options.push_back(acp::SessionConfigSelectOption{choice, choice, std::nullopt, {}});
+    listed = listed || choice == session.model_spec();
+  }
+  if (!listed) {
+    model.options.insert(model.options.begin(),
+                         acp::SessionConfigSelectOption{session.model_spec(), session.model_spec(), std::nullopt, {}});
+  }
+  return {std::move(model)};
+}
+
+acp::SessionModeState mode_state(const core::Session& session) {
+  acp::SessionModeState state;
+  state.current_mode_id = std::string(core::permission_mode_id(session.mode()));
+  for (const auto& m : core::permission_modes()) {
+    state.available_modes.push_back(
+        acp::SessionMode{std::string(m.id), std::string(m.name), std::string(m.description), {}});
+  }
+  return state;
+}
+
+// Every engine event, in ACP terms. `replay` includes the user's own messages (a live client already
+// shows what it sent).
+std::optional<acp::SessionUpdate> to_update(const core::EngineEvent& event, const core::Session* session,
+                                            const core::EngineContext& engine, bool replay) {
+  struct Visitor {
+    const core::Session* session;
+    const core::EngineContext& engine;
+    bool replay;
+    std::optional<acp::SessionUpdate> operator()(const core::UserMessageEvent& e) const {
+      if (!replay) return std::nullopt;
+      return acp::UserMessageChunk{text_block(e.text), std::nullopt, {}};
+    }
+    std::optional<acp::SessionUpdate> operator()(const core::AgentTextEvent& e) const {
+      return acp::AgentMessageChunk{text_block(e.text), std::nullopt, {}};
+    }
+    std::optional<acp::SessionUpdate> operator()(const core::AgentThoughtEvent& e) const {
+      return acp::AgentThoughtChunk{text_block(e.text), std::nullopt, {}};
+    }
+    std::optional<acp::SessionUpdate> operator()(const core::ToolCallStartedEvent& e) const {
+      acp::ToolCall call;
+      call.tool_call_id = e.id;
+      call.title = e.title;
+      call.kind = acp_kind(e.kind);
+      call.status = acp::ToolCallStatus::pending;
+      return call;
+    }
+    std::optional<acp::SessionUpdate> operator()(const core::ToolCallUpdatedEvent& e) const {
+      acp::ToolCallUpdate update;
+      update.tool_call_id = e.id;
+      if (e.status) update.status = acp_status(*e.status);
+      update.title = e.title;
+      update.raw_input = e.raw_input;
+      auto content = tool_content(e.text, e.diffs);
+      if (!content.empty()) update.content = std::move(content);
+      if (!e.locations.empty()) update.locations = tool_locations(e.locations);
+      if (e.meta.is_object() && e.meta.size() > 0) update.meta = agentd_meta(e.meta);
+      return update;
+    }
+    std::optional<acp::SessionUpdate> operator()(const core::UsageEvent& e) const {
+      acp::UsageUpdate update;
+      update.used = e.used;
+      update.size = e.size;
+      if (e.session_cost_usd) update.cost = acp::Cost{*e.session_cost_usd, "USD", {}};
+      Json detail = Json::object();
+      detail["inputTokens"] = e.call_usage.input_tokens;
+      detail["outputTokens"] = e.call_usage.output_tokens;
+      detail["cacheReadTokens"] = e.call_usage.cache_read_tokens;
+      detail["cacheWriteTokens"] = e.call_usage.cache_write_tokens;
+      detail["model"] = e.model;
+      if (!e.session_cost_usd) detail["cost"] = "unpriced";
+      update.meta = agentd_meta(std::move(detail));
+      return update;
+    }
+    std::optional<acp::SessionUpdate> operator()(const core::CommandsEvent& e) const {
+      acp::AvailableCommandsUpdate update;
+      for (const auto& c : e.commands) {
+        acp::AvailableCommand command{c.name, c.description, std::nullopt, {}};
+        if (c.input_hint) command.input = acp::AvailableCommandInput{*c.input_hint, {}};
+        update.available_commands.push_back(std::move(command));
+      }
+      return update;
+    }
+    std::optional<acp::SessionUpdate> operator()(const core::ModeChangedEvent& e) const {
+      return acp::CurrentModeUpdate{e.mode, {}};
+    }
+    std::optional<acp::SessionUpdate> operator()(const core::ModelChangedEvent& e) const {
+      if (session == nullptr) return std::nullopt;
+      (void)e;
+      return acp::ConfigOptionUpdate{config_options(*session, engine), {}};
+    }
+  };
+  return std::visit(Visitor{session, engine, replay}, event);
+}
+
+std::string notification_json(const std::string& session_id, std::int64_t seq, acp::SessionUpdate update) {
+  acp::SessionNotification notification;
+  notification.session_id = session_id;
+  notification.update = std::move(update);
+  Json seq_meta = Json::object();
+  seq_meta["seq"] = seq;
+  notification.meta = agentd_meta(std::move(seq_meta));
+  std::string json;
+  support::JsonWriter w(json);
+  w.value(notification);
+  return json;
+}
+
+std::string iso8601(std::int64_t unix_ms) {
+  const std::time_t seconds = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                     tm.tm_hour, tm.tm_min, tm.tm_sec, unix_ms % 1000);
+}
+
+Result<core::PromptInput> prompt_input(const std::vector<acp::ContentBlock>& blocks) {
+  core::PromptInput input;
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    const auto& block = blocks[i];
+    if (const auto* text = std::get_if<acp::TextContent>(&block)) {
+      if (!input.text.empty()) input.text += "\n";
+      input.text += text->text;
+    } else if (const auto* link = std::get_if<acp::ResourceLink>(&block)) {
+      if (!input.text.empty()) input.text += "\n";
+      input.text += fmt::format("[{}]({})", link->name, link->uri);
+    } else if (const auto* resource = std::get_if<acp::EmbeddedResource>(&block)) {
+      if (const auto* text_resource = std::get_if<acp::TextResourceContents>(&resource->resource)) {
+        input.attachments.push_back(core::Attachment{text_resource->uri, text_resource->text});
+      } else {
+        return Error(Errc::invalid_argument,
+                     fmt::format("params.prompt[{}]: binary resources are not supported; send text", i));
+      }
+    } else {
+      return Error(Errc::invalid_argument,
+                   fmt::format("params.prompt[{}]: {} content is not supported (see promptCapabilities)", i,
+                               acp::content_type_name(block)));
+    }
+  }
+  if (input.text.empty() && input.attachments.empty()) {
+    return Error(Errc::invalid_argument, "params.prompt: the prompt is empty");
+  }
+  return input;
+}
+
+Error session_not_open(const std::string& id) {
+  return Error(Errc::not_found,
+               fmt::format("session \"{}\" is not open in this agentd; create it with session/new or open it with "
+                           "session/load or session/resume",
+                           id));
+}
+
+// ---- agentd extension params ----
+
+struct TraceGetParams {
+  std::string session_id;
+  std::optional<std::string> turn_id;
+};
+bool from_json(const support::JsonIn& in, TraceGetParams& out) {
+  return in.required("sessionId", out.session_id) && in.optional("turnId", out.turn_id);
+}
+struct SessionParams {
+  std::string session_id;
+};
+bool from_json(const support::JsonIn& in, SessionParams& out) { return in.required("sessionId", out.session_id); }
+struct ReplayParams {
+  std::string session_id;
+  std::int64_t since = 0;
+  std::int64_t limit = 10000;
+};
+bool from_json(const support::JsonIn& in, ReplayParams& out) {
+  return in.required("sessionId", out.session_id) && in.optional("since", out.since) && in.optional("limit", out.limit);
+}
+
+Json ledger_json(const core::CostLedger& ledger) {
+  Json j = Json::object();
+  j["inputTokens"] = ledger.usage.input_tokens;
+  j["outputTokens"] = ledger.usage.output_tokens;
+  j["cacheWriteTokens"] = ledger.usage.cache_write_tokens;
+  j["cacheReadTokens"] = ledger.usage.cache_read_tokens;
+  j["modelCalls"] = ledger.calls;
+  j["unpricedCalls"] = ledger.unpriced_calls;
+  if (auto usd = ledger.total_usd()) {
+    j["costUsd"] = *usd;
+  } else {
+    j["costUsd"] = nullptr;
+    j["pricedCostUsd"] = ledger.priced_usd;
+  }
+  return j;
+}
+
+Json span_tree(const std::vector<support::SpanRecord>& spans) {
+  // Children under their parents, in start order; spans whose parent is missing become roots.
+  std::map<std::uint64_t, std::vector<const support::SpanRecord*>> children;
+  std::set<std::uint64_t> ids;
+  for (const auto& s : spans) ids.insert(s.id);
+  for (const auto& s : spans) children[ids.contains(s.parent_id) ? s.parent_id : 0].push_back(&s);
+  std::function<Json(const support::SpanRecord&)> node = [&](const support::SpanRecord& s) {  // NOLINT
+    Json j = Json::object();
+    j["id"] = s.id;
+    j["name"] = s.name;
+    j["startUs"] = s.start_us;
+    j["durationUs"] = s.end_us - s.start_us;
+    j["status"] = support::span_status_name(s.status);
+    if (!s.status_message.empty()) j["statusMessage"] = s.status_message;
+    j["attributes"] = Json(s.attributes);
+    Json kids = Json::array();
+    for (const auto* c : children[s.id]) kids.push_back(node(*c));
+    j["children"] = std::move(kids);
+    return j;
+  };
+  Json roots = Json::array();
+  for (const auto* r : children[0]) roots.push_back(node(*r));
+  return roots;
+}
+
+}  // namespace
+
+// ---- the frontend: engine -> client ---------------------------------------------------------------
+
+class AcpFrontend final : public core::Frontend {
+ public:
+  AcpFrontend(protocol::Peer& peer, core::SessionManager& sessions, core::EngineContext& engine)
+      : peer_(&peer), sessions_(sessions), engine_(engine) {}
+
+  void disconnect() { peer_ = nullptr; }
+  void set_client(const acp::ClientCapabilities& caps) { caps_ = caps; }
+
+  void deliver(const std::string& session_id, const core::SequencedEvent& event) override {
+    if (peer_ == nullptr) return;
+    auto session = sessions_.find(session_id);
+    auto update = to_update(event.event, session.get(), engine_, false);
+    if (!update) return;
+    peer_->notify_raw(acp::method::kSessionUpdate, notification_json(session_id, event.seq, std::move(*update)));
+  }
+
+  // Replays logged events (session/load): the same notifications, user messages included.
+  void replay(const std::string& session_id, const std::vector<core::SequencedEvent>& events) {
+    if (peer_ == nullptr) return;
+    auto session = sessions_.find(session_id);
+    for (const auto& event : events) {
+      auto update = to_update(event.event, session.get(), engine_, true);
+      if (!update) continue;
+      peer_->notify_raw(acp::method::kSessionUpdate, notification_json(session_id, event.seq, std::move(*update)));
+    }
+  }
+
+  bool can_ask_permission() const override { return peer_ != nullptr; }
+
+  asio::awaitable<Result<core::PermissionAnswer>> ask_permission(core::PermissionPrompt prompt,
+                                                                 CancelToken cancel) override {
+    if (peer_ == nullptr) co_return Error(Errc::unavailable, "the client is gone");
+    acp::RequestPermissionRequest request;
+    request.session_id = prompt.session_id;
+    request.tool_call.tool_call_id = prompt.tool_call_id;
+    request.tool_call.title = prompt.title;
+    request.tool_call.kind = acp_kind(prompt.kind);
+    request.tool_call.status = acp::ToolCallStatus::pending;
+    request.tool_call.raw_input = prompt.raw_input;
+    auto content = tool_content(std::nullopt, prompt.diffs);
+    if (!content.empty()) request.tool_call.content = std::move(content);
+    if (!prompt.locations.empty()) request.tool_call.locations = tool_locations(prompt.locations);
+    request.options = {
+        acp::PermissionOption{"allow_once", "Allow", acp::PermissionOptionKind::allow_once, {}},
+        acp::PermissionOption{
+            "allow_always", "Always allow this tool in this session", acp::PermissionOptionKind::allow_always, {}},
+        acp::PermissionOption{"reject_once", "Reject", acp::PermissionOptionKind::reject_once, {}},
+    };
+    Json meta = Json::object();
+    meta["inputDigest"] = prompt.input_digest;
+    meta["reason"] = prompt.reason;
+    request.meta = agentd_meta(std::move(meta));
+    std::string params_json;
+    support::JsonWriter w(params_json);
+    w.value(request);
+    auto params = support::parse_json(params_json);
+    if (!params) co_return Error(Errc::internal, "permission request: " + params.error().message());
+
+    support::CancelBridge bridge(cancel, peer_->executor());
+    auto answer = co_await peer_->async_call(std::string(acp::method::kSessionRequestPermission), std::move(*params),
+                                             asio::bind_cancellation_slot(bridge.slot(), asio::use_awaitable));
+    if (cancel.cancelled()) co_return core::PermissionAnswer::cancelled;
+    if (!answer) co_return std::move(answer).error();
+    auto response = support::read_json<acp::RequestPermissionResponse>(*answer, "result");
+    if (!response) co_return std::move(response).error();
+    if (std::holds_alternative<acp::CancelledPermissionOutcome>(response->outcome)) {
+      co_return core::PermissionAnswer::cancelled;
+    }
+    const std::string& option = std::get<acp::SelectedPermissionOutcome>(response->outcome).option_id;
+    if (option == "allow_once") co_return core::PermissionAnswer::allow_once;
+    if (option == "allow_always") co_return core::PermissionAnswer::allow_always;
+    if (option == "reject_once") co_return core::PermissionAnswer::reject_once;
+    if (option == "reject_always") co_return core::PermissionAnswer::reject_always;
+    co_return Error(Errc::invalid_argument, fmt::format("the client chose an option we did not offer: \"{}\"", option));
+  }
+
+  bool can_read_files() const override { return peer_ != nullptr && caps_.fs.read_text_file; }
+
+  asio::awaitable<Result<std::string>> read_text_file(std::string session_id, std::string path,
+                                                      CancelToken cancel) override {
+    if (peer_ == nullptr) co_return Error(Errc::unavailable, "the client is gone");
+    Json params = Json::object();
+    params["sessionId"] = session_id;
+    params["path"] = path;
+    support::CancelBridge bridge(cancel, peer_->executor());
+    auto answer = co_await peer_->async_call(std::string(acp::method::kFsReadTextFile), std::move(params),
+                                             asio::bind_cancellation_slot(bridge.slot(), asio::use_awaitable));
+    if (!answer) co_return std::move(answer).error();
+    auto response = support::read_json<acp::ReadTextFileResponse>(*answer, "result");
+    if (!response) co_return std::move(response).error();
+    co_return std::move(response->content);
+  }
+
+ private:
+  protocol::Peer* peer_;
+  core::SessionManager& sessions_;
+  core::EngineContext& engine_;
+  acp::ClientCapabilities caps_;
+};
+
+// ---- the method table: client -> engine ------------------------------------------------------------
+
+AcpServer::AcpServer(protocol::Peer& peer, core::SessionManager& sessions, core::EngineContext& engine)
+    : peer_(peer),
+      sessions_(sessions),
+      engine_(engine),
+      frontend_(std::make_shared<AcpFrontend>(peer, sessions, engine)),
+      prompts_(peer.executor()) {
+  using Token = CancelToken;
+  peer_.on_request<acp::InitializeRequest, acp::InitializeResponse>(
+      std::string(acp::method::kInitialize), [this](const acp::InitializeRequest& r) { return initialize(r); });
+  peer_.on_request<acp::Empty, acp::Empty>("_agentd/ping", [](const acp::Empty&) { return acp::Empty{}; });
+
+  peer_.on_request_async<acp::NewSessionRequest, acp::NewSessionResponse>(
+      std::string(acp::method::kSessionNew),
+      [this](acp::NewSessionRequest r, Token) -> asio::awaitable<Result<acp::NewSessionResponse>> {
+        // Named, not a temporary: GCC 12 destroys class temporaries passed to a coroutine twice.
+        core::NewSessionParams params{r.cwd, r.additional_directories};
+        auto session = co_await sessions_.create(std::move(params));
+        if (!session) co_return std::move(session).error();
+        if (!r.mcp_servers.empty()) {
+          log::warn("session {}: {} MCP server(s) offered; MCP support is not built yet, they are ignored",
+                    (*session)->id(), r.mcp_servers.size());
+        }
+        (*session)->attach(frontend_);
+        asio::post((*session)->strand(), [s = *session] { s->announce_commands(); });
+        acp::NewSessionResponse response;
+        response.session_id = (*session)->id();
+        response.modes = mode_state(**session);
+        response.config_options = config_options(**session, engine_);
+        co_return response;
+      });
+
+  peer_.on_request_async<acp::LoadSessionRequest, acp::LoadSessionResponse>(
+      std::string(acp::method::kSessionLoad),
+      [this](acp::LoadSessionRequest r, Token) -> asio::awaitable<Result<acp::LoadSessionResponse>> {
+        auto session = co_await sessions_.load(r.session_id);
+        if (!session) co_return std::move(session).error();
+        if ((*session)->info().cwd != r.cwd) {
+          log::info("session {}: loaded with cwd {}, stored cwd {} is kept", r.session_id, r.cwd,
+                    (*session)->info().cwd);
+        }
+        // The whole stored history, as notifications, before the answer (ACP session/load).
+        auto events = co_await sessions_.events(r.session_id, 0, 0);
+        if (!events) co_return std::move(events).error();
+        frontend_->replay(r.session_id, *events);
+        (*session)->attach(frontend_);
+        asio::post((*session)->strand(), [s = *session] { s->announce_commands(); });
+        acp::LoadSessionResponse response;
+        response.modes = mode_state(**session);
+        response.config_options = config_options(**session, engine_);
+        co_return response;
+      });
+
+  peer_.on_request_async<acp::ResumeSessionRequest, acp::ResumeSessionResponse>(
+      std::string(acp::method::kSessionResume),
+      [this](acp::ResumeSessionRequest r, Token) -> asio::awaitable<Result<acp::ResumeSessionResponse>> {
+        auto session = co_await sessions_.load(r.session_id);
+        if (!session) co_return std::move(session).error();
+        (*session)->attach(frontend_);
+        acp::ResumeSessionResponse response;
+        response.modes = mode_state(**session);
+        response.config_options = config_options(**session, engine_);
+        co_return response;
+      });
+
+  peer_.on_request_async<acp::ListSessionsRequest, acp::ListSessionsResponse>(
+      std::string(acp::method::kSessionList),
+      [this](acp::ListSessionsRequest r, Token) -> asio::awaitable<Result<acp::ListSessionsResponse>> {
+        auto page = co_await sessions_.list(r.cwd, r.cursor);
+        if (!page) co_return std::move(page).error();
+        acp::ListSessionsResponse response;
+        for (const auto& s : page->sessions) {
+          acp::SessionInfo info;
+          info.session_id = s.id;
+          info.cwd = s.cwd;
+          info.additional_directories = s.additional_dirs;
+          info.title = s.title;
+          info.updated_at = iso8601(s.updated_at_ms);
+          response.sessions.push_back(std::move(info));
+        }
+        response.next_cursor = page->next_cursor;
+        co_return response;
+      });
+
+  peer_.on_request<acp::CloseSessionRequest, acp::CloseSessionResponse>(
+      std::string(acp::method::kSessionClose),
+      [this](const acp::CloseSessionRequest& r) -> Result<acp::CloseSessionResponse> {
+        if (auto closed = sessions_.close(r.session_id); !closed) return std::move(closed).error();
+        return acp::CloseSessionResponse{};
+      });
+
+  peer_.on_request_async<acp::DeleteSessionRequest, acp::DeleteSessionResponse>(
+      std::string(acp::method::kSessionDelete),
+      [this](acp::DeleteSessionRequest r, Token) -> asio::awaitable<Result<acp::DeleteSessionResponse>> {
+        auto removed = co_await sessions_.remove(r.session_id);
+        if (!removed) co_return std::move(removed).error();
+        co_return acp::DeleteSessionResponse{};
+      });
+
+  peer_.on_request_async<acp::SetSessionModeRequest, acp::SetSessionModeResponse>(
+      std::string(acp::method::kSessionSetMode),
+      [this](acp::SetSessionModeRequest r, Token) -> asio::awaitable<Result<acp::SetSessionModeResponse>> {
+        auto session = sessions_.find(r.session_id);
+        if (!session) co_return session_not_open(r.session_id);
+        auto mode = core::parse_permission_mode(r.mode_id);
+        if (!mode) {
+          co_return Error(
+              Errc::invalid_argument,
+              fmt::format("params.modeId: unknown mode \"{}\" (default, acceptEdits, plan, bypass)", r.mode_id));
+        }
+        if (auto set = co_await session->set_mode(*mode); !set) co_return std::move(set).error();
+        co_return acp::SetSessionModeResponse{};
+      });
+
+  peer_.on_request_async<acp::SetSessionConfigOptionRequest, acp::SetSessionConfigOptionResponse>(
+      std::string(acp::method::kSessionSetConfigOption),
+      [this](acp::SetSessionConfigOptionRequest r,
+             Token) -> asio::awaitable<Result<acp::SetSessionConfigOptionResponse>> {
+        auto session = sessions_.find(r.session_id);
+        if (!session) co_return session_not_open(r.session_id);
+        if (r.config_id != "model") {
+          co_return Error(Errc::invalid_argument,
+                          fmt::format("params.configId: unknown option \"{}\" (agentd offers: model)", r.config_id));
+        }
+        const auto* value = std::get_if<std::string>(&r.value);
+        if (value == nullptr) co_return Error(Errc::invalid_argument, "params.value: the model option takes a string");
+        if (auto set = co_await session->set_model(*value); !set) co_return std::move(set).error();
+        co_return acp::SetSessionConfigOptionResponse{config_options(*session, engine_), {}};
+      });
+
+  // session/prompt is answered when its turn ends, which may be long after: the turn runs in our task
+  // group, and a $/cancel_request for the prompt cancels the turn (answered `cancelled`, not an error).
+  peer_.on_request_raw(std::string(acp::method::kSessionPrompt), [this](const Json& params,
+                                                                        protocol::Responder responder) {
+    auto request = support::read_json<acp::PromptRequest>(params, "params");
+    if (!request) {
+      responder.fail(protocol::RpcError{protocol::error_code::kInvalidParams, request.error().message(), std::nullopt});
+      return;
+    }
+    auto session = sessions_.find(request->session_id);
+    if (!session) {
+      responder.fail(session_not_open(request->session_id));
+      return;
+    }
+    auto input = prompt_input(request->prompt);
+    if (!input) {
+      responder.fail(protocol::RpcError{protocol::error_code::kInvalidParams, input.error().message(), std::nullopt});
+      return;
+    }
+    prompts_.spawn(
+        [](std::shared_ptr<core::Session> s, core::PromptInput in, protocol::Responder r) -> asio::awaitable<void> {
+          support::CancelSource source(r.cancel_token());
+          CancelToken token = source.token();
+          auto outcome = co_await s->prompt(std::move(in), std::move(token));
+          if (!outcome) {
+            r.fail(outcome.error());
+            co_return;
+          }
+          acp::PromptResponse response;
+          acp::parse(core::stop_reason_id(outcome->stop_reason), response.stop_reason);
+          Json meta = Json::object();
+          meta["turnId"] = outcome->turn_id;
+          response.meta = agentd_meta(std::move(meta));
+          r.answer(Result<acp::PromptResponse>(std::move(response)));
+        }(std::move(session), std::move(*input), std::move(responder)),
+        "session/prompt");
+  });
+
+  peer_.on_notification<acp::CancelNotification>(std::string(acp::method::kSessionCancel),
+                                                 [this](const acp::CancelNotification& n) {
+                                                   if (auto session = sessions_.find(n.session_id)) {
+                                                     session->cancel();
+                                                   } else {
+                                                     log::warn("session/cancel for unknown session {}", n.session_id);
+                                                   }
+                                                 });
+
+  // ---- agentd extensions ----
+  peer_.on_request_async<TraceGetParams, Json>(
+      "_agentd/trace/get", [this](TraceGetParams p, Token) -> asio::awaitable<Result<Json>> {
+        std::string turn = p.turn_id.value_or("");
+        if (turn.empty()) {
+          auto session = sessions_.find(p.session_id);
+          if (!session) co_return session_not_open(p.session_id);
+          turn = session->last_turn_id();
+          if (turn.empty()) co_return Error(Errc::not_found, "the session has no turns yet");
+        }
+        auto spans = co_await sessions_.spans(turn);
+        if (!spans) co_return std::move(spans).error();
+        if (spans->empty()) co_return Error(Errc::not_found, fmt::format("no trace for turn \"{}\"", turn));
+        Json result = Json::object();
+        result["turnId"] = turn;
+        result["spans"] = span_tree(*spans);
+        co_return result;
+      });
+
+  peer_.on_request<SessionParams, Json>("_agentd/cost/get", [this](const SessionParams& p) -> Result<Json> {
+    auto session = sessions_.find(p.session_id);
+    if (!session) return session_not_open(p.session_id);
+    Json result = Json::object();
+    result["model"] = session->model_spec();
+    result["priceTable"] = core::model::kPriceTableVersion;
+    result["session"] = ledger_json(session->cost());
+    result["lastTurn"] = ledger_json(session->last_turn_cost());
+    return result;
+  });
+
+  peer_.on_request_async<ReplayParams, Json>(
+      "_agentd/events/replay", [this](ReplayParams p, Token) -> asio::awaitable<Result<Json>> {
+        auto events = co_await sessions_.events(p.session_id, p.since, static_cast<int>(p.limit));
+        if (!events) co_return std::move(events).error();
+        auto session = sessions_.find(p.session_id);
+        Json list = Json::array();
+        std::int64_t last = p.since;
+        for (const auto& e : *events) {
+          last = e.seq;
+          auto update = to_update(e.event, session.get(), engine_, true);
+          if (!update) continue;
+          auto parsed = support::parse_json(notification_json(p.session_id, e.seq, std::move(*update)));
+          if (parsed) list.push_back(std::move(*parsed));
+        }
+        Json result = Json::object();
+        result["events"] = std::move(list);
+        result["lastSeq"] = last;
+        co_return result;
+      });
+}
+
+AcpServer::~AcpServer() { frontend_->disconnect(); }
+
+void AcpServer::cancel_all() {
+  sessions_.cancel_all();
+  prompts_.cancel_all();
+}
+
+asio::awaitable<void> AcpServer::join() { co_await prompts_.join(); }
+
+Result<acp::InitializeResponse> AcpServer::initialize(const acp::InitializeRequest& request) {
   client_ = request;
+  frontend_->set_client(request.client_capabilities);
   if (request.client_info) {
     log::info("client {} {} (ACP version {})", request.client_info->name, request.client_info->version,
               request.protocol_version);
   }
   acp::InitializeResponse response;
   response.protocol_version = acp::negotiate_version(request.protocol_version);
-  // Capabilities are what works today, nothing more: no session/load, no images, no MCP over HTTP.
-  response.agent_capabilities = acp::AgentCapabilities{};
+  // Capabilities are what works today, nothing more: no images or audio, no MCP yet (servers offered
+  // in session/new are logged and ignored until the MCP issue lands).
+  response.agent_capabilities.load_session = true;
+  response.agent_capabilities.prompt.embedded_context = true;
+  response.agent_capabilities.session.list = true;
+  response.agent_capabilities.session.resume = true;
+  response.agent_capabilities.session.close = true;
+  response.agent_capabilities.session.delete_session = true;
+  response.agent_capabilities.session.additional_directories = true;
   response.agent_info = acp::Implementation{"agentd", "agentd", support::kVersion};
   return response;
 }

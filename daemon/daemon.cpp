@@ -11,11 +11,19 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "core/engine/engine_store.h"
+#include "core/engine/session_manager.h"
+#include "core/engine/system_rules.h"
+#include "core/model/http_client.h"
 #include "core/support/log.h"
 #include "daemon/acp_server.h"
+#include "daemon/config.h"
+#include "daemon/demo.h"
 #include "daemon/stdio_transport.h"
 #include "protocol/peer.h"
 #include "storage/database.h"
+#include "storage/db_worker.h"
+#include "tools/builtin/builtin_tools.h"
 
 namespace agentd::daemon {
 
@@ -42,17 +50,78 @@ int run_daemon(const Options& options, int in_fd, int out_fd) {
     }
     db_path = *path;
   }
+  auto config = load_config(ConfigInputs{std::nullopt, std::nullopt, options.config_file, options.model, {}});
+  if (!config) {
+    log::error("{}", config.error().message());
+    return 1;
+  }
+  for (const auto& source : config->sources) log::debug("config: read {}", source);
+
+  std::optional<DemoModelServer> demo;
+  if (options.demo) {
+    auto started = DemoModelServer::start("/proc/self/exe");
+    if (!started) {
+      log::error("{}", started.error().message());
+      return 1;
+    }
+    demo.emplace(std::move(*started));
+    // Every model name resolves to the scripted server; nothing leaves the machine.
+    core::model::ModelConfig scripted =
+        core::model::default_model_config(core::model::Provider::anthropic, "scripted-demo");
+    scripted.base_url = demo->url();
+    scripted.api_key_env.clear();
+    config->models.clear();
+    config->models["anthropic:scripted-demo"] = scripted;
+    config->model = "anthropic:scripted-demo";
+  }
+
   auto db = storage::open_database(storage::DatabaseOptions{db_path});
   if (!db) {
     log::error("{}", db.error().message());
     return 1;
   }
   log::debug("database {} ready", db_path);
+  // All SQLite work from here on happens on the worker's thread, group-committed.
+  storage::DbWorker db_worker(std::make_unique<storage::Connection>(std::move(*db)));
+  core::EngineStore store(db_worker);
 
   asio::io_context io(1);
+  auto http = core::model::HttpClient::create(io.get_executor(), core::model::HttpClientOptions{});
+  if (!http) {
+    log::error("{}", http.error().message());
+    return 1;
+  }
+  tools::ToolRegistry registry;
+  if (auto r = tools::register_builtin_tools(registry); !r) {
+    log::error("{}", r.error().message());
+    return 1;
+  }
+
+  core::EngineContext engine;
+  engine.executor = io.get_executor();
+  engine.store = &store;
+  engine.http = http->get();
+  engine.tools = &registry;
+  std::optional<core::model::ModelConfig> demo_model;
+  if (demo) demo_model = config->models["anthropic:scripted-demo"];
+  engine.resolve_model = [&config, &demo_model](std::string_view spec) -> support::Result<core::model::ModelConfig> {
+    // In --demo every name is the scripted server, which needs no key.
+    if (demo_model) return *demo_model;
+    return resolve_model(*config, spec, {});
+  };
+  engine.model_choices.push_back(config->model);
+  for (const auto& [name, model] : config->models) {
+    (void)model;
+    if (name != config->model) engine.model_choices.push_back(name);
+  }
+  engine.limits.max_turn_requests = config->max_turn_requests;
+  engine.system_rules = std::string(core::system_rules());
+  engine.default_mode = config->mode;
+  core::SessionManager sessions(engine, config->model);
+
   StdioTransport transport(io, in_fd, out_fd, options.max_frame_bytes);
   protocol::Peer peer(io.get_executor(), [&transport](const std::string& message) { transport.send(message); });
-  AcpServer server(peer);
+  AcpServer server(peer, sessions, engine);
 
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](boost::system::error_code ec, int signo) {
@@ -72,11 +141,12 @@ int run_daemon(const Options& options, int in_fd, int out_fd) {
           }
         });
         log::debug("input closed; cancelling work in progress");
+        server.cancel_all();
         peer.shutdown();
         // Handlers were cancelled; one that ignores it must not keep the process alive. After the
         // grace period the loop stops and destroys what is left.
         asio::steady_timer grace(io, kShutdownGrace);
-        const auto joined = co_await (peer.join() || grace.async_wait(asio::use_awaitable));
+        const auto joined = co_await ((peer.join() && server.join()) || grace.async_wait(asio::use_awaitable));
         if (joined.index() == 1)
           log::warn("handlers still running {} ms after cancellation; stopping anyway", kShutdownGrace.count());
         co_await transport.flush(kShutdownGrace);

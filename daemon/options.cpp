@@ -21,11 +21,21 @@ options:
                          else ~/.local/share/agentd/agentd.db); ":memory:" keeps nothing
   --log-file PATH        write logs to PATH instead of stderr
   --max-frame-bytes N    largest message accepted (default 67108864)
+  --model PROVIDER:MODEL the model new sessions use, e.g. anthropic:claude-sonnet-4-5 or
+                         openai:gpt-4.1 (any OpenAI-compatible server via OPENAI_BASE_URL)
+  --config FILE          a config file read after ~/.config/agentd/config.json and
+                         ./.agentd/config.json
+  --demo                 talk to a scripted mock model (agentd-mock-model) instead of a
+                         real provider; for trying agentd without an API key
   --version              print the version and exit
   -h, --help             print this help and exit
 
 environment:
   AGENTD_LOG             log level: trace, debug, info (default), warn, error, off
+  AGENTD_MODEL           the model, as for --model (the flag wins)
+  ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, OPENAI_API_KEY, OPENAI_BASE_URL
+                         provider keys (read at each call, never stored) and endpoints
+  AGENTD_MOCK_MODEL      the agentd-mock-model executable --demo starts
 )";
 }
 
@@ -59,6 +69,16 @@ Result<Options> parse_options(const std::vector<std::string>& args) {
       auto v = value();
       if (!v) return std::move(v).error();
       options.log_file = *v;
+    } else if (name == "--model") {
+      auto v = value();
+      if (!v) return std::move(v).error();
+      options.model = *v;
+    } else if (name == "--config") {
+      auto v = value();
+      if (!v) return std::move(v).error();
+      options.config_file = *v;
+    } else if (name == "--demo") {
+      options.demo = true;
     } else if (name == "--max-frame-bytes") {
       auto v = value();
       if (!v) return std::move(v).error();

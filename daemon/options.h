@@ -16,6 +16,9 @@ struct Options {
   std::optional<std::string> db_path;   // --db; default: storage::default_database_path()
   std::optional<std::string> log_file;  // --log-file; default: stderr
   std::size_t max_frame_bytes = protocol::kDefaultMaxFrameBytes;
+  std::optional<std::string> model;        // --model provider:model
+  std::optional<std::string> config_file;  // --config FILE, a layer after the project's config
+  bool demo = false;                       // --demo: a scripted mock model instead of a provider
 };
 
 support::Result<Options> parse_options(const std::vector<std::string>& args);

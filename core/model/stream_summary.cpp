@@ -6,10 +6,10 @@
 
 namespace agentd::core::model {
 
-ContentBlock& StreamAccumulator::block_for(ContentBlock::Kind kind, std::uint32_t index) {
+StreamBlock& StreamAccumulator::block_for(StreamBlock::Kind kind, std::uint32_t index) {
   auto& blocks = summary_.blocks;
   if (blocks.empty() || blocks.back().kind != kind || blocks.back().index != index) {
-    ContentBlock block;
+    StreamBlock block;
     block.kind = kind;
     block.index = index;
     blocks.push_back(std::move(block));
@@ -24,13 +24,13 @@ void StreamAccumulator::add(const ModelEvent& event) {
         using E = std::decay_t<decltype(e)>;
         if constexpr (std::is_same_v<E, TextDelta>) {
           summary_.text += e.text;
-          block_for(ContentBlock::Kind::text, e.index).text += e.text;
+          block_for(StreamBlock::Kind::text, e.index).text += e.text;
         } else if constexpr (std::is_same_v<E, ThinkingDelta>) {
           if (!e.redacted_data.empty()) {
-            block_for(ContentBlock::Kind::redacted_thinking, e.index).redacted_data += e.redacted_data;
+            block_for(StreamBlock::Kind::redacted_thinking, e.index).redacted_data += e.redacted_data;
           }
           if (!e.text.empty() || !e.signature.empty()) {
-            ContentBlock& block = block_for(ContentBlock::Kind::thinking, e.index);
+            StreamBlock& block = block_for(StreamBlock::Kind::thinking, e.index);
             block.text += e.text;
             block.signature += e.signature;
           }
@@ -41,8 +41,8 @@ void StreamAccumulator::add(const ModelEvent& event) {
         } else if constexpr (std::is_same_v<E, ToolCallDelta>) {
           // Deltas are for live display; the call counts once ToolCallDone makes it whole.
         } else if constexpr (std::is_same_v<E, ToolCallDone>) {
-          ContentBlock block;
-          block.kind = ContentBlock::Kind::tool_call;
+          StreamBlock block;
+          block.kind = StreamBlock::Kind::tool_call;
           block.index = e.index;
           block.tool_call = summary_.tool_calls.size();
           summary_.blocks.push_back(std::move(block));

@@ -18,7 +18,7 @@ class JsonWriter;
 namespace agentd::core::model {
 
 // One block of the assistant message, in the order the model produced it.
-struct ContentBlock {
+struct StreamBlock {
   enum class Kind { text, thinking, redacted_thinking, tool_call };
   Kind kind = Kind::text;
   std::uint32_t index = 0;    // the provider's block index (see the events)
@@ -33,7 +33,7 @@ struct StreamSummary {
   std::string text;                     // all text blocks concatenated
   std::optional<std::string> thinking;  // all thinking text concatenated; absent when there was none
   std::vector<ToolCallDone> tool_calls;
-  std::vector<ContentBlock> blocks;
+  std::vector<StreamBlock> blocks;
   std::optional<StopReason> stop_reason;
   std::string stop_reason_raw;
   std::optional<Usage> usage;
@@ -54,7 +54,7 @@ class StreamAccumulator {
   StreamSummary take() && { return std::move(summary_); }
 
  private:
-  ContentBlock& block_for(ContentBlock::Kind kind, std::uint32_t index);
+  StreamBlock& block_for(StreamBlock::Kind kind, std::uint32_t index);
 
   StreamSummary summary_;
 };

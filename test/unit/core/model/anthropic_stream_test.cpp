@@ -238,10 +238,10 @@ TEST(AnthropicStream, ThinkingSignatureAndRedactedDataAreKeptVerbatim) {
          R"({"type":"content_block_start","index":1,"content_block":{"type":"redacted_thinking","data":"REDACTED=="}})") +
       ev("content_block_stop", R"({"type":"content_block_stop","index":1})") + kStop);
   ASSERT_EQ(summary.blocks.size(), 2u);
-  EXPECT_EQ(summary.blocks[0].kind, ContentBlock::Kind::thinking);
+  EXPECT_EQ(summary.blocks[0].kind, StreamBlock::Kind::thinking);
   EXPECT_EQ(summary.blocks[0].text, "hmm");
   EXPECT_EQ(summary.blocks[0].signature, "SIG+/==");
-  EXPECT_EQ(summary.blocks[1].kind, ContentBlock::Kind::redacted_thinking);
+  EXPECT_EQ(summary.blocks[1].kind, StreamBlock::Kind::redacted_thinking);
   EXPECT_EQ(summary.blocks[1].redacted_data, "REDACTED==");
   EXPECT_EQ(summary.thinking, "hmm");
 }

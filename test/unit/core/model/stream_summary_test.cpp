@@ -29,11 +29,11 @@ TEST(StreamAccumulator, BuildsBlocksInOrderAndMergesConsecutiveDeltas) {
   acc.add(MessageDone{StopReason::tool_use, "tool_use", Usage{1, 2, 3, 4, std::nullopt}});
   const auto& s = acc.summary();
   ASSERT_EQ(s.blocks.size(), 4u);
-  EXPECT_EQ(s.blocks[0].kind, ContentBlock::Kind::thinking);
+  EXPECT_EQ(s.blocks[0].kind, StreamBlock::Kind::thinking);
   EXPECT_EQ(s.blocks[0].text, "ab");
   EXPECT_EQ(s.blocks[0].signature, "sig");
   EXPECT_EQ(s.blocks[1].text, "xy");
-  EXPECT_EQ(s.blocks[2].kind, ContentBlock::Kind::tool_call);
+  EXPECT_EQ(s.blocks[2].kind, StreamBlock::Kind::tool_call);
   EXPECT_EQ(s.blocks[2].tool_call, 0u);
   EXPECT_EQ(s.blocks[3].text, "z");
   EXPECT_EQ(s.text, "xyz");

@@ -1,0 +1,94 @@
+// EngineStore: the engine's door to SQLite. Every statement runs on the storage::DbWorker thread, never
+// on the event loop; writes are group-committed there, and their completions come back to the caller's
+// executor. A write's completion means the data is durable (after COMMIT).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <utility>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "core/support/result.h"
+#include "storage/db_worker.h"
+
+namespace agentd::core {
+
+class EngineStore {
+ public:
+  explicit EngineStore(storage::DbWorker& worker) : worker_(worker) {}
+
+  // Fire-and-forget write; `done` (optional) runs on `executor` once the write is durable or failed.
+  void write(storage::DbWorker::WriteJob job, boost::asio::any_io_executor executor,
+             std::function<void(support::Result<void>)> done = {}) {
+    if (!done) {
+      worker_.write(std::move(job));
+      return;
+    }
+    worker_.write(std::move(job), [executor, done = std::move(done)](support::Result<void> result) mutable {
+      boost::asio::post(executor,
+                        [done = std::move(done), result = std::move(result)]() mutable { done(std::move(result)); });
+    });
+  }
+
+  // A write awaited until durable. Not a coroutine: it returns the operation itself, so the job is
+  // moved straight into it (GCC 12 mishandles class temporaries passed to coroutines; callers also
+  // keep jobs in named variables for that reason).
+  template <class Job>
+  auto write_durable(Job job) {
+    return boost::asio::async_initiate<const boost::asio::use_awaitable_t<>, void(support::Result<void>)>(
+        [this](auto handler, Job j) {
+          auto executor = boost::asio::get_associated_executor(handler);
+          auto shared = std::make_shared<decltype(handler)>(std::move(handler));
+          worker_.write(std::move(j), [executor, shared](support::Result<void> result) mutable {
+            boost::asio::post(executor,
+                              [shared, result = std::move(result)]() mutable { (*shared)(std::move(result)); });
+          });
+        },
+        boost::asio::use_awaitable, std::move(job));
+  }
+
+  // Completes once every write queued before it is durable.
+  auto barrier() {
+    return write_durable([](storage::Connection&) -> support::Result<void> { return support::ok(); });
+  }
+
+  // Runs `fn(Connection&) -> Result<T>` on the worker, after every write queued before it.
+  template <class T, class Fn>
+  auto read(Fn fn) {
+    return boost::asio::async_initiate<const boost::asio::use_awaitable_t<>, void(support::Result<T>)>(
+        [this](auto handler, Fn f) {
+          auto executor = boost::asio::get_associated_executor(handler);
+          auto shared = std::make_shared<decltype(handler)>(std::move(handler));
+          const bool queued = worker_.read([executor, shared, f = std::move(f)](storage::Connection& db) mutable {
+            std::optional<support::Result<T>> result;
+            try {
+              result.emplace(f(db));
+            } catch (const std::exception& e) {
+              result.emplace(support::Error(support::Errc::internal, e.what()));
+            }
+            boost::asio::post(executor, [shared, r = std::move(*result)]() mutable { (*shared)(std::move(r)); });
+          });
+          if (!queued) {
+            boost::asio::post(executor, [shared]() mutable {
+              (*shared)(support::Result<T>(
+                  support::Error(support::Errc::unavailable, "the database worker is shutting down")));
+            });
+          }
+        },
+        boost::asio::use_awaitable, std::move(fn));
+  }
+
+  storage::DbWorker& worker() noexcept { return worker_; }
+
+ private:
+  storage::DbWorker& worker_;
+};
+
+}  // namespace agentd::core

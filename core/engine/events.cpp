@@ -1,0 +1,184 @@
+#include "core/engine/events.h"
+
+#include <array>
+
+#include <fmt/format.h>
+
+namespace agentd::core {
+
+using support::Errc;
+using support::Error;
+using support::Json;
+using support::JsonIn;
+using support::JsonWriter;
+
+namespace {
+
+constexpr std::array<std::string_view, 4> kStatusNames = {"pending", "in_progress", "completed", "failed"};
+
+constexpr std::array<std::string_view, 9> kToolKindNames = {"read",    "edit",  "delete", "move", "search",
+                                                            "execute", "think", "fetch",  "other"};
+
+std::optional<ToolCallStatus> parse_status(std::string_view name) {
+  for (std::size_t i = 0; i < kStatusNames.size(); ++i) {
+    if (kStatusNames[i] == name) return static_cast<ToolCallStatus>(i);
+  }
+  return std::nullopt;
+}
+
+tools::ToolKind parse_kind(std::string_view name) {
+  for (std::size_t i = 0; i < kToolKindNames.size(); ++i) {
+    if (kToolKindNames[i] == name) return static_cast<tools::ToolKind>(i);
+  }
+  return tools::ToolKind::other;
+}
+
+void write_usage(JsonWriter& w, const model::Usage& u) {
+  w.begin_object();
+  w.member("input", u.input_tokens).member("output", u.output_tokens);
+  w.member("cacheWrite", u.cache_write_tokens).member("cacheRead", u.cache_read_tokens);
+  w.end_object();
+}
+
+model::Usage read_usage(const Json& j) {
+  model::Usage u;
+  auto get = [&](std::string_view key) -> std::uint64_t {
+    const Json& v = j[key];
+    return v.is_integer() ? v.as_uint64() : 0;
+  };
+  u.input_tokens = get("input");
+  u.output_tokens = get("output");
+  u.cache_write_tokens = get("cacheWrite");
+  u.cache_read_tokens = get("cacheRead");
+  return u;
+}
+
+struct PayloadWriter {
+  JsonWriter& w;
+
+  void operator()(const UserMessageEvent& e) const { w.member("text", e.text); }
+  void operator()(const AgentTextEvent& e) const { w.member("text", e.text); }
+  void operator()(const AgentThoughtEvent& e) const { w.member("text", e.text); }
+  void operator()(const ToolCallStartedEvent& e) const {
+    w.member("id", e.id).member("name", e.name).member("title", e.title);
+    w.member("kind", kToolKindNames[static_cast<std::size_t>(e.kind)]);
+  }
+  void operator()(const ToolCallUpdatedEvent& e) const {
+    w.member("id", e.id);
+    if (e.status) w.member("status", tool_call_status_name(*e.status));
+    w.optional_member("title", e.title);
+    if (e.raw_input) w.member("rawInput", *e.raw_input);
+    w.optional_member("text", e.text);
+    if (!e.diffs.empty()) {
+      w.key("diffs").begin_array();
+      for (const auto& d : e.diffs) {
+        w.begin_object().member("path", d.path);
+        w.optional_member("oldText", d.old_text);
+        w.member("newText", d.new_text).end_object();
+      }
+      w.end_array();
+    }
+    if (!e.locations.empty()) w.member("locations", e.locations);
+    if (e.meta.is_object() && e.meta.size() > 0) w.member("meta", e.meta);
+  }
+  void operator()(const UsageEvent& e) const {
+    w.member("used", e.used).member("size", e.size);
+    w.optional_member("sessionCostUsd", e.session_cost_usd);
+    w.key("usage");
+    write_usage(w, e.call_usage);
+    w.member("model", e.model);
+  }
+  void operator()(const CommandsEvent& e) const {
+    w.key("commands").begin_array();
+    for (const auto& c : e.commands) {
+      w.begin_object().member("name", c.name).member("description", c.description);
+      w.optional_member("hint", c.input_hint);
+      w.end_object();
+    }
+    w.end_array();
+  }
+  void operator()(const ModeChangedEvent& e) const { w.member("mode", e.mode); }
+  void operator()(const ModelChangedEvent& e) const { w.member("model", e.model_spec); }
+};
+
+std::string string_or_empty(const Json& j) { return j.is_string() ? j.as_string() : std::string(); }
+
+}  // namespace
+
+std::string_view tool_call_status_name(ToolCallStatus status) noexcept {
+  return kStatusNames[static_cast<std::size_t>(status)];
+}
+
+std::string_view event_kind(const EngineEvent& event) noexcept {
+  static constexpr std::array<std::string_view, std::variant_size_v<EngineEvent>> kKinds = {
+      "user_message", "agent_text", "agent_thought", "tool_call", "tool_call_update",
+      "usage",        "commands",   "mode",          "model"};
+  return kKinds[event.index()];
+}
+
+std::string event_payload_json(const EngineEvent& event) {
+  std::string out;
+  JsonWriter w(out);
+  w.begin_object();
+  std::visit(PayloadWriter{w}, event);
+  w.end_object();
+  return out;
+}
+
+support::Result<EngineEvent> event_from_log(std::string_view kind, const Json& p) {
+  if (!p.is_object()) return Error(Errc::parse_error, fmt::format("event {}: payload is not an object", kind));
+  if (kind == "user_message") return EngineEvent(UserMessageEvent{string_or_empty(p["text"])});
+  if (kind == "agent_text") return EngineEvent(AgentTextEvent{string_or_empty(p["text"])});
+  if (kind == "agent_thought") return EngineEvent(AgentThoughtEvent{string_or_empty(p["text"])});
+  if (kind == "tool_call") {
+    return EngineEvent(ToolCallStartedEvent{string_or_empty(p["id"]), string_or_empty(p["name"]),
+                                            string_or_empty(p["title"]), parse_kind(string_or_empty(p["kind"]))});
+  }
+  if (kind == "tool_call_update") {
+    ToolCallUpdatedEvent e;
+    e.id = string_or_empty(p["id"]);
+    if (p["status"].is_string()) e.status = parse_status(p["status"].as_string());
+    if (p["title"].is_string()) e.title = p["title"].as_string();
+    if (p.contains("rawInput")) e.raw_input = p["rawInput"];
+    if (p["text"].is_string()) e.text = p["text"].as_string();
+    if (p["diffs"].is_array()) {
+      for (const Json& d : p["diffs"].as_array()) {
+        tools::ToolDiff diff;
+        diff.path = string_or_empty(d["path"]);
+        if (d["oldText"].is_string()) diff.old_text = d["oldText"].as_string();
+        diff.new_text = string_or_empty(d["newText"]);
+        e.diffs.push_back(std::move(diff));
+      }
+    }
+    if (p["locations"].is_array()) {
+      for (const Json& l : p["locations"].as_array()) e.locations.push_back(string_or_empty(l));
+    }
+    if (p["meta"].is_object()) e.meta = p["meta"];
+    return EngineEvent(std::move(e));
+  }
+  if (kind == "usage") {
+    UsageEvent e;
+    e.used = p["used"].is_integer() ? p["used"].as_uint64() : 0;
+    e.size = p["size"].is_integer() ? p["size"].as_uint64() : 0;
+    if (p["sessionCostUsd"].is_number()) e.session_cost_usd = p["sessionCostUsd"].as_double();
+    e.call_usage = read_usage(p["usage"]);
+    e.model = string_or_empty(p["model"]);
+    return EngineEvent(std::move(e));
+  }
+  if (kind == "commands") {
+    CommandsEvent e;
+    if (p["commands"].is_array()) {
+      for (const Json& c : p["commands"].as_array()) {
+        CommandInfo info{string_or_empty(c["name"]), string_or_empty(c["description"]), std::nullopt};
+        if (c["hint"].is_string()) info.input_hint = c["hint"].as_string();
+        e.commands.push_back(std::move(info));
+      }
+    }
+    return EngineEvent(std::move(e));
+  }
+  if (kind == "mode") return EngineEvent(ModeChangedEvent{string_or_empty(p["mode"])});
+  if (kind == "model") return EngineEvent(ModelChangedEvent{string_or_empty(p["model"])});
+  return Error(Errc::parse_error, fmt::format("unknown event kind \"{}\" in the log", kind));
+}
+
+}  // namespace agentd::core

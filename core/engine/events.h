@@ -1,0 +1,92 @@
+// The engine's own event stream: what a session tells whoever drives it (the ACP binding, the CLI, a
+// test), in engine terms, never ACP's. Every event gets a per-session sequence number that only grows,
+// is written to the events log before it is delivered, and can be replayed from the log (session/load,
+// _agentd/events/replay). to_json/from_json here define the log's payload format.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "core/model/model_event.h"
+#include "core/support/json.h"
+#include "core/support/json_reader.h"
+#include "core/support/json_writer.h"
+#include "tools/tool.h"
+
+namespace agentd::core {
+
+enum class ToolCallStatus { pending, in_progress, completed, failed };
+std::string_view tool_call_status_name(ToolCallStatus status) noexcept;
+
+// The user's input of a turn. Logged for replay; live clients already show what they sent.
+struct UserMessageEvent {
+  std::string text;
+};
+struct AgentTextEvent {
+  std::string text;
+};
+struct AgentThoughtEvent {
+  std::string text;
+};
+// A tool call the model started: announced as soon as its id and name are known.
+struct ToolCallStartedEvent {
+  std::string id;
+  std::string name;
+  std::string title;
+  tools::ToolKind kind = tools::ToolKind::other;
+};
+// Anything that changed about a call; absent fields did not change.
+struct ToolCallUpdatedEvent {
+  std::string id;
+  std::optional<ToolCallStatus> status;
+  std::optional<std::string> title;
+  std::optional<support::Json> raw_input;
+  std::optional<std::string> text;  // result text for the client (a summary, or output so far)
+  std::vector<tools::ToolDiff> diffs;
+  std::vector<std::string> locations;
+  support::Json meta;  // structured detail (EditResult...), an object or null
+};
+// After each model call: how full the context is and what the session has cost so far.
+struct UsageEvent {
+  std::uint64_t used = 0;                  // tokens in context after the call (input incl. cache + output)
+  std::uint64_t size = 0;                  // the model's context window
+  std::optional<double> session_cost_usd;  // absent when any call of the session was unpriced
+  model::Usage call_usage;                 // this call's tokens
+  std::string model;
+};
+struct CommandInfo {
+  std::string name;
+  std::string description;
+  std::optional<std::string> input_hint;
+};
+struct CommandsEvent {
+  std::vector<CommandInfo> commands;
+};
+struct ModeChangedEvent {
+  std::string mode;
+};
+struct ModelChangedEvent {
+  std::string model_spec;  // "anthropic:claude-sonnet-4-5"
+};
+
+using EngineEvent = std::variant<UserMessageEvent, AgentTextEvent, AgentThoughtEvent, ToolCallStartedEvent,
+                                 ToolCallUpdatedEvent, UsageEvent, CommandsEvent, ModeChangedEvent, ModelChangedEvent>;
+
+// The log's `kind` column: "user_message", "agent_text", ...
+std::string_view event_kind(const EngineEvent& event) noexcept;
+
+struct SequencedEvent {
+  std::int64_t seq = 0;
+  std::string turn_id;  // empty outside a turn
+  EngineEvent event;
+};
+
+// Payload JSON (without the kind), and back from the log's kind + payload.
+std::string event_payload_json(const EngineEvent& event);
+support::Result<EngineEvent> event_from_log(std::string_view kind, const support::Json& payload);
+
+}  // namespace agentd::core

@@ -1,0 +1,812 @@
+#include "core/engine/session.h"
+
+#include <algorithm>
+#include <set>
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <fmt/format.h>
+
+#include "core/engine/ids.h"
+#include "core/engine/slash_commands.h"
+#include "core/model/price_table.h"
+#include "core/model/stream_summary.h"
+#include "core/support/clock.h"
+#include "core/support/log.h"
+#include "core/support/task_group.h"
+#include "storage/event_store.h"
+#include "storage/session_store.h"
+#include "storage/span_store.h"
+#include "storage/turn_store.h"
+#include "storage/usage_store.h"
+#include "tools/disk_file_access.h"
+#include "tools/file_state.h"
+#include "tools/json_schema.h"
+#include "tools/sha256.h"
+
+namespace agentd::core {
+
+namespace asio = boost::asio;
+namespace log = support::log;
+using support::CancelToken;
+using support::Errc;
+using support::Error;
+using support::Json;
+using support::Result;
+
+namespace {
+
+// Reads through the client when it offers fs/read_text_file (its unsaved buffers are the truth),
+// else from disk.
+class SessionFileAccess final : public tools::FileAccess {
+ public:
+  SessionFileAccess(std::string session_id, std::function<std::shared_ptr<Frontend>()> frontend)
+      : session_id_(std::move(session_id)), frontend_(std::move(frontend)) {}
+
+  asio::awaitable<Result<std::string>> read_text(std::string path, CancelToken cancel) override {
+    auto frontend = frontend_();
+    if (frontend && frontend->can_read_files()) {
+      co_return co_await frontend->read_text_file(session_id_, std::move(path), std::move(cancel));
+    }
+    co_return co_await disk_.read_text(std::move(path), std::move(cancel));
+  }
+
+ private:
+  std::string session_id_;
+  std::function<std::shared_ptr<Frontend>()> frontend_;
+  tools::DiskFileAccess disk_;
+};
+
+// Spans of one turn go to the spans table as they end.
+class TurnSpanSink final : public support::SpanSink {
+ public:
+  TurnSpanSink(EngineStore& store, std::string turn_id) : store_(store), turn_id_(std::move(turn_id)) {}
+  void record(support::SpanRecord span) override {
+    store_.worker().write([turn = turn_id_, span = std::move(span)](storage::Connection& db) {
+      return storage::SpanStore(db).append(turn, span);
+    });
+  }
+
+ private:
+  EngineStore& store_;
+  std::string turn_id_;
+};
+
+std::string input_digest(const Json& input) { return "sha256:" + tools::sha256_hex(input.dump()); }
+
+std::string user_text(const PromptInput& input) {
+  std::string text = input.text;
+  for (const auto& a : input.attachments) {
+    text += fmt::format("\n\n<attachment uri=\"{}\">\n{}\n</attachment>", a.uri, a.text);
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string_view stop_reason_id(StopReason reason) noexcept {
+  switch (reason) {
+    case StopReason::end_turn: return "end_turn";
+    case StopReason::max_tokens: return "max_tokens";
+    case StopReason::max_turn_requests: return "max_turn_requests";
+    case StopReason::refusal: return "refusal";
+    case StopReason::cancelled: return "cancelled";
+  }
+  return "end_turn";
+}
+
+void CostLedger::add(const model::Usage& u, std::optional<double> cost) {
+  usage.input_tokens += u.input_tokens;
+  usage.output_tokens += u.output_tokens;
+  usage.cache_write_tokens += u.cache_write_tokens;
+  usage.cache_read_tokens += u.cache_read_tokens;
+  ++calls;
+  if (cost) {
+    priced_usd += *cost;
+  } else {
+    ++unpriced_calls;
+  }
+}
+
+Session::Session(EngineContext& engine, SessionInfo info, model::ModelConfig model, std::string model_spec)
+    : engine_(engine),
+      strand_(asio::make_strand(engine.executor)),
+      info_(std::move(info)),
+      model_(std::move(model)),
+      model_spec_(std::move(model_spec)) {
+  policy_.set_mode(engine.default_mode);
+  files_ = std::make_unique<SessionFileAccess>(info_.id, [this] { return frontend_; });
+  file_state_ = std::make_unique<tools::FileState>();
+}
+
+Session::~Session() = default;
+
+void Session::attach(std::shared_ptr<Frontend> frontend) { frontend_ = std::move(frontend); }
+void Session::detach() { frontend_.reset(); }
+
+void Session::cancel() {
+  if (running_) {
+    log::info("session {}: cancelling turn {}", info_.id, running_->id);
+    running_->cancel->cancel();
+  }
+}
+
+std::string Session::emit(EngineEvent event) {
+  SequencedEvent sequenced{++seq_, current_turn_id_, std::move(event)};
+  storage::EventRecord record;
+  record.session_id = info_.id;
+  record.seq = sequenced.seq;
+  if (!current_turn_id_.empty()) record.turn_id = current_turn_id_;
+  record.kind = std::string(event_kind(sequenced.event));
+  record.payload_json = event_payload_json(sequenced.event);
+  record.created_at_ms = support::unix_millis_now();
+  const std::int64_t seq = sequenced.seq;
+  undelivered_.push_back(std::move(sequenced));
+  engine_.store->write(
+      [record = std::move(record)](storage::Connection& db) { return storage::EventStore(db).append(record); }, strand_,
+      [self = shared_from_this(), seq](const Result<void>& result) {
+        if (!result) {
+          log::error("session {}: event {} was not stored: {}", self->info_.id, seq, result.error().message());
+          self->storage_error_ = result.error();
+        }
+        self->deliver_durable(seq);
+      });
+  return {};
+}
+
+void Session::deliver_durable(std::int64_t up_to) {
+  durable_seq_ = std::max(durable_seq_, up_to);
+  while (!undelivered_.empty() && undelivered_.front().seq <= durable_seq_) {
+    if (frontend_) frontend_->deliver(info_.id, undelivered_.front());
+    undelivered_.pop_front();
+  }
+}
+
+void Session::persist_message(const model::Message& message, const std::string& turn_id) {
+  engine_.store->worker().write([session = info_.id, role = std::string(role_name(message.role)),
+                                 json = message_to_json(message, turn_id)](storage::Connection& db) -> Result<void> {
+    auto seq = storage::SessionStore(db).append_message(session, role, json);
+    if (!seq) return std::move(seq).error();
+    return {};
+  });
+}
+
+void Session::persist_metadata() {
+  std::string json;
+  support::JsonWriter w(json);
+  w.begin_object();
+  w.member("mode", permission_mode_id(policy_.mode())).member("model", model_spec_);
+  w.member("additionalDirectories", info_.additional_dirs);
+  w.member("clearedAfterTurn", cleared_after_);
+  w.end_object();
+  engine_.store->worker().write([id = info_.id, json = std::move(json)](storage::Connection& db) {
+    return storage::SessionStore(db).update_metadata(id, json);
+  });
+}
+
+asio::awaitable<Result<void>> Session::flush() {
+  co_await asio::dispatch(strand_, asio::use_awaitable);
+  auto result = co_await engine_.store->barrier();
+  co_await asio::dispatch(strand_, asio::use_awaitable);
+  co_return result;
+}
+
+void Session::announce_commands() {
+  CommandsEvent event;
+  for (const auto& c : slash_commands()) {
+    event.commands.push_back(CommandInfo{std::string(c.name), std::string(c.description),
+                                         c.hint.empty() ? std::nullopt : std::optional<std::string>(c.hint)});
+  }
+  emit(std::move(event));
+}
+
+asio::awaitable<Result<void>> Session::restore(std::int64_t cleared_after_turn) {
+  cleared_after_ = cleared_after_turn;
+  struct Loaded {
+    std::vector<storage::TurnRecord> turns;
+    std::vector<storage::MessageRecord> messages;
+    std::int64_t max_seq = 0;
+    storage::UsageTotals totals;
+  };
+  auto load_job = [id = info_.id](storage::Connection& db) -> Result<Loaded> {
+    Loaded l;
+    auto turns = storage::TurnStore(db).for_session(id);
+    if (!turns) return std::move(turns).error();
+    l.turns = std::move(*turns);
+    auto messages = storage::SessionStore(db).messages(id);
+    if (!messages) return std::move(messages).error();
+    l.messages = std::move(*messages);
+    auto max_seq = storage::EventStore(db).max_seq(id);
+    if (!max_seq) return std::move(max_seq).error();
+    l.max_seq = *max_seq;
+    auto totals = storage::UsageStore(db).totals(id);
+    if (!totals) return std::move(totals).error();
+    l.totals = *totals;
+    return l;
+  };
+  auto loaded = co_await engine_.store->read<Loaded>(std::move(load_job));
+  co_await asio::dispatch(strand_, asio::use_awaitable);
+  if (!loaded) co_return std::move(loaded).error();
+
+  std::map<std::string, std::int64_t, std::less<>> turn_seq;
+  for (const auto& t : loaded->turns) {
+    turn_seq[t.id] = t.seq;
+    turn_count_ = std::max(turn_count_, t.seq);
+    last_turn_id_ = t.id;
+  }
+  history_.clear();
+  for (const auto& record : loaded->messages) {
+    auto json = support::parse_json(record.content_json);
+    if (!json) co_return Error(Errc::storage, "session " + info_.id + ": a stored message is not JSON");
+    std::string turn_id;
+    auto message = message_from_json(record.role, *json, &turn_id);
+    if (!message) co_return std::move(message).error().context("session " + info_.id);
+    auto it = turn_seq.find(turn_id);
+    if (it != turn_seq.end() && it->second <= cleared_after_) continue;
+    if (history_.empty() || history_.back().turn_id != turn_id) history_.push_back(HistoryTurn{turn_id, {}});
+    history_.back().messages.push_back(std::move(*message));
+  }
+  // A turn cut short by a crash may end with tool calls that never got results: close them, so the
+  // next request is one every provider accepts.
+  for (auto& turn : history_) {
+    std::set<std::string> answered;
+    for (const auto& m : turn.messages) {
+      for (const auto& b : m.content) {
+        if (const auto* r = std::get_if<model::ToolResultBlock>(&b)) answered.insert(r->tool_call_id);
+      }
+    }
+    model::Message closing{model::Role::tool, {}};
+    for (const auto& m : turn.messages) {
+      for (const auto& b : m.content) {
+        const auto* call = std::get_if<model::ToolCallBlock>(&b);
+        if (call != nullptr && !answered.contains(call->id)) {
+          closing.content.emplace_back(
+              model::ToolResultBlock{call->id, "The call did not finish: agentd stopped before it ran.", true});
+        }
+      }
+    }
+    if (!closing.content.empty()) turn.messages.push_back(std::move(closing));
+  }
+  seq_ = durable_seq_ = loaded->max_seq;
+  session_cost_ = CostLedger{};
+  session_cost_.usage.input_tokens = loaded->totals.input_tokens;
+  session_cost_.usage.output_tokens = loaded->totals.output_tokens;
+  session_cost_.usage.cache_write_tokens = loaded->totals.cache_write_tokens;
+  session_cost_.usage.cache_read_tokens = loaded->totals.cache_read_tokens;
+  session_cost_.priced_usd = loaded->totals.priced_cost_usd;
+  session_cost_.calls = static_cast<std::uint32_t>(loaded->totals.calls);
+  session_cost_.unpriced_calls = static_cast<std::uint32_t>(loaded->totals.unpriced_calls);
+  co_return Result<void>{};
+}
+
+asio::awaitable<Result<void>> Session::set_mode(PermissionMode mode) {
+  co_await asio::dispatch(strand_, asio::use_awaitable);
+  if (policy_.mode() == mode) co_return Result<void>{};
+  policy_.set_mode(mode);
+  persist_metadata();
+  emit(ModeChangedEvent{std::string(permission_mode_id(mode))});
+  co_return co_await flush();
+}
+
+asio::awaitable<Result<void>> Session::set_model(std::string spec) {
+  co_await asio::dispatch(strand_, asio::use_awaitable);
+  if (running_) {
+    co_return Error(Errc::conflict, "the model cannot change while a turn is running; cancel it or wait");
+  }
+  auto config = engine_.resolve_model(spec);
+  if (!config) co_return std::move(config).error();
+  model_ = std::move(*config);
+  model_spec_ = fmt::format("{}:{}", model::provider_name(model_.provider), model_.model);
+  persist_metadata();
+  emit(ModelChangedEvent{model_spec_});
+  co_return co_await flush();
+}
+
+asio::awaitable<Result<TurnOutcome>> Session::prompt(PromptInput input, CancelToken cancel) {
+  co_await asio::dispatch(strand_, asio::use_awaitable);
+  if (running_) {
+    co_return Error(Errc::conflict,
+                    fmt::format("session {} is already running turn {}; a session runs one turn at a time: "
+                                "send session/cancel first, or wait for the turn to end",
+                                info_.id, running_->id));
+  }
+  auto self = shared_from_this();  // the session outlives its running turn, even if closed meanwhile
+  const std::string turn_id = new_id("t");
+  running_.emplace(RunningTurn{turn_id, std::make_unique<support::CancelSource>(cancel)});
+  const CancelToken turn_cancel = running_->cancel->token();
+  current_turn_id_ = turn_id;
+  turn_cost_ = CostLedger{};
+  const std::int64_t turn_seq = ++turn_count_;
+  const std::int64_t started = support::unix_millis_now();
+
+  storage::TurnRecord turn_record;
+  turn_record.id = turn_id;
+  turn_record.session_id = info_.id;
+  turn_record.seq = turn_seq;
+  turn_record.input = input.text;
+  turn_record.started_at_ms = started;
+  engine_.store->worker().write(
+      [turn_record](storage::Connection& db) { return storage::TurnStore(db).begin(turn_record); });
+
+  TurnSpanSink sink(*engine_.store, turn_id);
+  support::Tracer tracer(&sink);
+  Result<TurnOutcome> outcome = TurnOutcome{};
+  {
+    support::Span span = tracer.start("turn.run");
+    span.set_attribute("session", info_.id);
+    span.set_attribute("turn", turn_id);
+    emit(UserMessageEvent{user_text(input)});
+    if (is_slash_command(input.text)) {
+      outcome = co_await run_command(input.text, turn_id);
+    } else {
+      outcome = co_await run_turn(std::move(input), turn_id, turn_cancel, span);
+    }
+    if (!outcome) {
+      span.set_status(support::SpanStatus::error, outcome.error().message());
+    } else {
+      span.set_attribute("stop_reason", stop_reason_id(outcome->stop_reason));
+      if (outcome->stop_reason == StopReason::cancelled) span.set_status(support::SpanStatus::cancelled);
+    }
+    span.set_attribute("input_tokens", turn_cost_.usage.total_input_tokens());
+    span.set_attribute("output_tokens", turn_cost_.usage.output_tokens);
+    if (auto usd = turn_cost_.total_usd()) span.set_attribute("cost_usd", *usd);
+  }
+  std::string turn_meta;
+  {
+    support::JsonWriter w(turn_meta);
+    w.begin_object().member("model", model_spec_).member("modelRequests", turn_cost_.calls);
+    w.member("inputTokens", turn_cost_.usage.total_input_tokens())
+        .member("outputTokens", turn_cost_.usage.output_tokens);
+    w.optional_member("costUsd", turn_cost_.total_usd());
+    if (!outcome) w.member("error", outcome.error().message());
+    w.end_object();
+  }
+  const std::string stop = outcome ? std::string(stop_reason_id(outcome->stop_reason)) : std::string("error");
+  engine_.store->worker().write(
+      [turn_id, stop, turn_meta = std::move(turn_meta), ended = support::unix_millis_now()](storage::Connection& db) {
+        return storage::TurnStore(db).finish(turn_id, ended, stop, turn_meta);
+      });
+  running_.reset();
+  if (!is_slash_command(turn_record.input)) previous_turn_cost_ = turn_cost_;
+  last_turn_id_ = turn_id;
+  current_turn_id_.clear();
+
+  // Nothing is acknowledged before it is durable: wait for every write of this turn.
+  auto flushed = co_await engine_.store->barrier();
+  co_await asio::dispatch(strand_, asio::use_awaitable);
+  if (!flushed) co_return std::move(flushed).error().context("saving the turn");
+  if (storage_error_) {
+    Error e = *std::move(storage_error_);
+    storage_error_.reset();
+    co_return std::move(e).context("saving the turn");
+  }
+  if (outcome) outcome->turn_id = turn_id;
+  co_return outcome;
+}
+
+std::string Session::build_system_prompt() const {
+  std::string system = engine_.system_rules;
+  // Selected skills come here (Context issue), then the workspace.
+  system += "\n\n# Workspace\n";
+  system += fmt::format("Working directory: {}\n", info_.cwd);
+  for (const auto& dir : info_.additional_dirs) system += fmt::format("Additional directory: {}\n", dir);
+  system += "Platform: linux\n";
+  return system;
+}
+
+std::vector<model::ToolDefinition> Session::tool_definitions() const {
+  std::vector<model::ToolDefinition> defs;
+  if (engine_.tools == nullptr) return defs;
+  for (const tools::ToolSpec* spec : engine_.tools->specs()) {
+    defs.push_back(model::ToolDefinition{spec->name, spec->description, spec->input_schema});
+  }
+  return defs;
+}
+
+void Session::record_usage(const model::Usage& usage, const std::string& turn_id, support::Span& span) {
+  std::optional<double> cost;
+  if (auto price = model::find_price(model_.model)) cost = model::cost_usd(usage, *price);
+  session_cost_.add(usage, cost);
+  turn_cost_.add(usage, cost);
+  span.set_attribute("cost_usd", cost ? Json(*cost) : Json("unpriced"));
+
+  storage::UsageRecord record;
+  record.session_id = info_.id;
+  record.turn_id = turn_id;
+  record.provider = std::string(model::provider_name(model_.provider));
+  record.model = model_.model;
+  record.input_tokens = static_cast<std::int64_t>(usage.input_tokens);
+  record.output_tokens = static_cast<std::int64_t>(usage.output_tokens);
+  record.cache_write_tokens = static_cast<std::int64_t>(usage.cache_write_tokens);
+  record.cache_read_tokens = static_cast<std::int64_t>(usage.cache_read_tokens);
+  record.cost_usd = cost;
+  record.created_at_ms = support::unix_millis_now();
+  engine_.store->worker().write([record](storage::Connection& db) -> Result<void> {
+    auto id = storage::UsageStore(db).append(record);
+    if (!id) return std::move(id).error();
+    return {};
+  });
+
+  UsageEvent event;
+  event.used = usage.total_input_tokens() + usage.output_tokens;
+  event.size = model_.context_window;
+  event.session_cost_usd = session_cost_.total_usd();
+  event.call_usage = usage;
+  event.model = model_spec_;
+  emit(std::move(event));
+}
+
+asio::awaitable<Result<TurnOutcome>> Session::run_turn(PromptInput input, std::string turn_id, CancelToken cancel,
+                                                       support::Span& span) {
+  {
+    // Context retrieval arrives with the Context issue; the span is here so traces keep their shape.
+    support::Span retrieve = span.child("context.retrieve");
+    retrieve.set_attribute("evidence", 0);
+  }
+  model::Message user{model::Role::user, {model::TextBlock{user_text(input)}}};
+  persist_message(user, turn_id);
+  history_.push_back(HistoryTurn{turn_id, {std::move(user)}});
+  HistoryTurn& current = history_.back();
+  const std::size_t current_index = history_.size() - 1;
+
+  const std::string system = build_system_prompt();
+  const auto tools = tool_definitions();
+  std::uint64_t fixed_tokens = estimate_tokens(system);
+  for (const auto& t : tools)
+    fixed_tokens += estimate_tokens(t.name) + estimate_tokens(t.description) + estimate_tokens(t.input_schema.dump());
+
+  for (std::uint32_t request = 0;; ++request) {
+    if (cancel.cancelled()) co_return TurnOutcome{StopReason::cancelled, {}};
+    if (request >= engine_.limits.max_turn_requests) {
+      emit(
+          AgentTextEvent{fmt::format("\n\n[agentd: stopped after {} model requests in one turn (the limit); "
+                                     "send another prompt to continue]",
+                                     engine_.limits.max_turn_requests)});
+      co_return TurnOutcome{StopReason::max_turn_requests, {}};
+    }
+
+    // Never send what the model must reject for length: history is chosen by budget, newest first.
+    const std::uint64_t window = model_.context_window;
+    const std::uint64_t reserve = fixed_tokens + model_.max_output_tokens;
+    const std::uint64_t budget = window > reserve ? window - reserve : 0;
+    HistorySelection selection = select_history(history_, budget);
+    (void)current_index;
+    if (selection.estimated_tokens > budget) {
+      emit(AgentTextEvent{
+          fmt::format("[agentd: this turn no longer fits in {}'s context window: about {} tokens of history and tools, "
+                      "{} reserved for the answer, {} available. Start a new session or use /clear; compaction is not "
+                      "available yet.]",
+                      model_.model, selection.estimated_tokens + fixed_tokens, model_.max_output_tokens, window)});
+      co_return TurnOutcome{StopReason::max_tokens, {}};
+    }
+    if (selection.dropped_turns > 0) {
+      log::info("session {}: {} older turns left out of the request to fit the context window", info_.id,
+                selection.dropped_turns);
+    }
+
+    model::ModelRequest req;
+    req.system = system;
+    req.messages = std::move(selection.messages);
+    req.tools = tools;
+
+    model::StreamAccumulator acc;
+    std::set<std::string> announced;
+    auto on_event = [&](const model::ModelEvent& event) {
+      acc.add(event);
+      if (const auto* text = std::get_if<model::TextDelta>(&event)) {
+        if (!text->text.empty()) emit(AgentTextEvent{text->text});
+      } else if (const auto* thought = std::get_if<model::ThinkingDelta>(&event)) {
+        if (!thought->text.empty()) emit(AgentThoughtEvent{thought->text});
+      } else if (const auto* delta = std::get_if<model::ToolCallDelta>(&event)) {
+        if (!delta->id.empty() && !delta->name.empty() && announced.insert(delta->id).second) {
+          auto tool = engine_.tools != nullptr ? engine_.tools->find(delta->name) : nullptr;
+          emit(ToolCallStartedEvent{delta->id, delta->name, delta->name,
+                                    tool ? tool->spec().kind : tools::ToolKind::other});
+        }
+      }
+    };
+    model::ModelClient client(model_, *engine_.http, engine_.model_options);
+    model::StreamResult result = co_await client.stream(std::move(req), on_event, cancel, &span);
+    co_await asio::dispatch(strand_, asio::use_awaitable);
+    model::StreamSummary summary = std::move(acc).take();
+    if (result.done && result.done->usage) record_usage(*result.done->usage, turn_id, span);
+
+    if (!result.ok) {
+      // Keep what the user already saw: the partial text becomes the assistant's message.
+      if (!summary.text.empty()) {
+        model::Message partial{model::Role::assistant, {model::TextBlock{summary.text}}};
+        persist_message(partial, turn_id);
+        current.messages.push_back(std::move(partial));
+      }
+      for (const auto& id : announced) {
+        ToolCallUpdatedEvent update;
+        update.id = id;
+        update.status = ToolCallStatus::failed;
+        update.text = cancel.cancelled() ? "cancelled" : "the model stream failed before the call was complete";
+        emit(std::move(update));
+      }
+      if (cancel.cancelled()) co_return TurnOutcome{StopReason::cancelled, {}};
+      const model::ModelError& error = result.error.value_or(model::ModelError{});
+      co_return Error(
+          Errc::unavailable,
+          fmt::format("model error ({}{}): {}", model::error_kind_name(error.kind),
+                      error.http_status != 0 ? fmt::format(", HTTP {}", error.http_status) : "", error.message),
+          error.http_status);
+    }
+
+    model::Message assistant{model::Role::assistant, {}};
+    for (const auto& block : summary.blocks) {
+      switch (block.kind) {
+        case model::StreamBlock::Kind::text: assistant.content.emplace_back(model::TextBlock{block.text}); break;
+        case model::StreamBlock::Kind::thinking:
+          assistant.content.emplace_back(model::ThinkingBlock{block.text, block.signature, {}});
+          break;
+        case model::StreamBlock::Kind::redacted_thinking:
+          assistant.content.emplace_back(model::ThinkingBlock{{}, {}, block.redacted_data});
+          break;
+        case model::StreamBlock::Kind::tool_call: {
+          const auto& call = summary.tool_calls.at(block.tool_call);
+          assistant.content.emplace_back(model::ToolCallBlock{
+              call.id, call.name, call.input.is_object() ? call.input : Json::object(), call.arguments_json});
+          break;
+        }
+      }
+    }
+    if (!assistant.content.empty()) {
+      persist_message(assistant, turn_id);
+      current.messages.push_back(std::move(assistant));
+    }
+
+    const model::StopReason stop = result.done->stop_reason;
+    if (stop == model::StopReason::max_tokens) co_return TurnOutcome{StopReason::max_tokens, {}};
+    if (stop == model::StopReason::refusal) co_return TurnOutcome{StopReason::refusal, {}};
+    if (stop == model::StopReason::pause_turn) continue;  // the provider paused a long turn: resume it
+    if (summary.tool_calls.empty()) co_return TurnOutcome{StopReason::end_turn, {}};
+
+    auto results = co_await run_tool_calls(summary.tool_calls, turn_id, cancel, span);
+    model::Message tool_message{model::Role::tool, {}};
+    for (auto& r : results) tool_message.content.emplace_back(std::move(r));
+    persist_message(tool_message, turn_id);
+    current.messages.push_back(std::move(tool_message));
+    if (cancel.cancelled()) co_return TurnOutcome{StopReason::cancelled, {}};
+  }
+}
+
+asio::awaitable<std::vector<model::ToolResultBlock>> Session::run_tool_calls(
+    const std::vector<model::ToolCallDone>& calls, const std::string& turn_id, CancelToken cancel,
+    support::Span& span) {
+  std::vector<model::ToolResultBlock> results(calls.size());
+  // Read-only calls next to each other run in parallel; a mutating call runs alone, in order.
+  auto mutating = [&](const model::ToolCallDone& call) {
+    auto tool = engine_.tools != nullptr ? engine_.tools->find(call.name) : nullptr;
+    if (!tool || !call.input.is_object()) return false;
+    tools::ToolContext probe;
+    probe.cwd = info_.cwd;
+    probe.additional_dirs = info_.additional_dirs;
+    return tools::is_mutating(tool->assess(call.input, probe));
+  };
+  std::size_t i = 0;
+  while (i < calls.size()) {
+    if (mutating(calls[i])) {
+      results[i] = co_await execute_tool_call(calls[i], turn_id, cancel, span);
+      ++i;
+      continue;
+    }
+    std::size_t end = i;
+    while (end < calls.size() && !mutating(calls[end])) ++end;
+    if (end - i == 1) {
+      results[i] = co_await execute_tool_call(calls[i], turn_id, cancel, span);
+    } else {
+      support::TaskGroup group(strand_);
+      for (std::size_t k = i; k < end; ++k) {
+        group.spawn(
+            [](Session* self, const model::ToolCallDone& call, const std::string& turn, CancelToken token,
+               support::Span& parent, model::ToolResultBlock& out) -> asio::awaitable<void> {
+              out = co_await self->execute_tool_call(call, turn, token, parent);
+            }(this, calls[k], turn_id, cancel, span, results[k]),
+            "tool." + calls[k].name);
+      }
+      co_await group.join();
+      co_await asio::dispatch(strand_, asio::use_awaitable);
+    }
+    i = end;
+  }
+  co_return results;
+}
+
+asio::awaitable<model::ToolResultBlock> Session::execute_tool_call(const model::ToolCallDone& call,
+                                                                   const std::string& turn_id, CancelToken cancel,
+                                                                   support::Span& span) {
+  (void)turn_id;
+  support::Span tool_span = span.child("tool." + call.name);
+  tool_span.set_attribute("tool_call_id", call.id);
+  const auto started = support::SteadyClock::now();
+
+  auto finish = [&](const tools::ToolResult& r, bool cancelled = false) {
+    ToolCallUpdatedEvent update;
+    update.id = call.id;
+    update.status = r.ok ? ToolCallStatus::completed : ToolCallStatus::failed;
+    update.text = r.summary;
+    update.diffs = r.diffs;
+    update.locations = r.locations;
+    if (r.metadata.is_object() && r.metadata.size() > 0) update.meta = r.metadata;
+    emit(std::move(update));
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(support::SteadyClock::now() - started);
+    tool_span.set_attribute("ok", r.ok);
+    tool_span.set_attribute("duration_ms", static_cast<std::int64_t>(ms.count()));
+    if (cancelled) {
+      tool_span.set_status(support::SpanStatus::cancelled);
+    } else if (!r.ok) {
+      tool_span.set_status(support::SpanStatus::error, r.summary);
+    }
+    return model::ToolResultBlock{call.id, r.content, !r.ok};
+  };
+
+  auto tool = engine_.tools != nullptr ? engine_.tools->find(call.name) : nullptr;
+  if (!tool) {
+    std::string valid;
+    if (engine_.tools != nullptr) {
+      for (const auto& n : engine_.tools->names()) valid += (valid.empty() ? "" : ", ") + n;
+    }
+    co_return finish(tools::ToolResult::failure(fmt::format(
+        "there is no tool named \"{}\"; the tools you can call are: {}", call.name, valid.empty() ? "(none)" : valid)));
+  }
+  if (call.input_error) {
+    co_return finish(tools::ToolResult::failure(
+        fmt::format("the arguments of {} are not valid JSON ({}); send them again as one JSON object", call.name,
+                    *call.input_error)));
+  }
+  const Json input = call.input.is_object() ? call.input : Json::object();
+  if (auto problems = tools::schema_violations(tool->spec().input_schema, input); !problems.empty()) {
+    std::string message = fmt::format("the input of {} does not match its schema:", call.name);
+    for (const auto& p : problems) message += "\n- " + p;
+    co_return finish(tools::ToolResult::failure(std::move(message)));
+  }
+
+  tools::ToolContext context;
+  context.session_id = info_.id;
+  context.cwd = info_.cwd;
+  context.additional_dirs = info_.additional_dirs;
+  context.cancel = cancel;
+  context.files = files_.get();
+  context.file_state = file_state_.get();
+
+  const tools::Risk risk = tool->assess(input, context);
+  tool_span.set_attribute("risk", tools::risk_names(risk));
+  {
+    ToolCallUpdatedEvent update;
+    update.id = call.id;
+    update.title = tool->title(input, context);
+    update.raw_input = input;
+    update.locations = tool->locations(input, context);
+    emit(std::move(update));
+  }
+
+  PermissionDecision decision = policy_.decide(call.name, risk);
+  if (decision.verdict == Verdict::ask) {
+    support::Span permission = tool_span.child("permission.request");
+    if (!frontend_ || !frontend_->can_ask_permission()) {
+      decision = {Verdict::deny, fmt::format("{}, and no client is attached to ask; the session's mode is {}",
+                                             decision.reason, permission_mode_id(policy_.mode()))};
+      permission.set_attribute("answer", "no_client");
+    } else {
+      PermissionPrompt prompt;
+      prompt.session_id = info_.id;
+      prompt.tool_call_id = call.id;
+      prompt.title = tool->title(input, context);
+      prompt.kind = tool->spec().kind;
+      prompt.raw_input = input;
+      prompt.locations = tool->locations(input, context);
+      prompt.input_digest = input_digest(input);
+      prompt.reason = decision.reason;
+      // The client must see the call (tool_call, its input) before it is asked about it: wait until
+      // every earlier event is durable, and so delivered.
+      auto delivered = co_await engine_.store->barrier();
+      co_await asio::dispatch(strand_, asio::use_awaitable);
+      if (!delivered) log::warn("session {}: {}", info_.id, delivered.error().message());
+      auto answer = co_await frontend_->ask_permission(std::move(prompt), cancel);
+      co_await asio::dispatch(strand_, asio::use_awaitable);
+      if (!answer || *answer == PermissionAnswer::cancelled || cancel.cancelled()) {
+        permission.set_attribute("answer", "cancelled");
+        if (!answer && !cancel.cancelled()) {
+          log::warn("session {}: permission request failed: {}", info_.id, answer.error().message());
+          decision = {Verdict::deny, "the permission request failed: " + answer.error().message()};
+        } else {
+          permission.set_status(support::SpanStatus::cancelled);
+          co_return finish(tools::ToolResult::failure("cancelled by the user before it ran"), true);
+        }
+      } else {
+        policy_.remember(call.name, *answer);
+        const bool allowed = *answer == PermissionAnswer::allow_once || *answer == PermissionAnswer::allow_always;
+        permission.set_attribute("answer", allowed ? "allow" : "reject");
+        decision = allowed ? PermissionDecision{Verdict::allow, "the user allowed it"}
+                           : PermissionDecision{Verdict::deny, "the user rejected this call"};
+      }
+    }
+  }
+  if (decision.verdict == Verdict::deny) {
+    tool_span.set_attribute("permission", "denied");
+    co_return finish(tools::ToolResult::failure(fmt::format(
+        "not run: {}. Do not retry the same call; continue another way or ask the user.", decision.reason)));
+  }
+  {
+    ToolCallUpdatedEvent update;
+    update.id = call.id;
+    update.status = ToolCallStatus::in_progress;
+    emit(std::move(update));
+  }
+  Result<tools::ToolResult> ran = tools::ToolResult{};
+  try {
+    ran = co_await tool->run(input, context);
+  } catch (const std::exception& e) {
+    ran = Error(Errc::internal, e.what());
+  }
+  co_await asio::dispatch(strand_, asio::use_awaitable);
+  if (!ran) {
+    if (ran.error().code() == Errc::cancelled || cancel.cancelled()) {
+      co_return finish(tools::ToolResult::failure("cancelled by the user while running"), true);
+    }
+    log::error("session {}: tool {} failed internally: {}", info_.id, call.name, ran.error().message());
+    co_return finish(tools::ToolResult::failure(
+        fmt::format("{} failed: {} (an internal error; try another way)", call.name, ran.error().message())));
+  }
+  co_return finish(*ran);
+}
+
+asio::awaitable<Result<TurnOutcome>> Session::run_command(const std::string& text, std::string turn_id) {
+  (void)turn_id;
+  SlashCommand command = parse_slash_command(text);
+  std::string reply;
+  if (command.name == "help") {
+    reply = help_text();
+  } else if (command.name == "cost") {
+    reply = cost_text(session_cost_, previous_turn_cost_, model_spec_);
+  } else if (command.name == "model") {
+    if (command.args.empty()) {
+      reply = fmt::format("Model: {} (context window {} tokens, up to {} output tokens)", model_spec_,
+                          model_.context_window, model_.max_output_tokens);
+      if (!engine_.model_choices.empty()) {
+        reply += "\nChoices:";
+        for (const auto& c : engine_.model_choices) reply += "\n  " + c;
+      }
+    } else {
+      auto config = engine_.resolve_model(command.args);
+      if (!config) {
+        reply = fmt::format("Cannot use model \"{}\": {}", command.args, config.error().message());
+      } else {
+        model_ = std::move(*config);
+        model_spec_ = fmt::format("{}:{}", model::provider_name(model_.provider), model_.model);
+        persist_metadata();
+        emit(ModelChangedEvent{model_spec_});
+        reply = "Model set to " + model_spec_;
+      }
+    }
+  } else if (command.name == "mode") {
+    if (command.args.empty()) {
+      reply = fmt::format("Mode: {}\nModes:", permission_mode_id(policy_.mode()));
+      for (const auto& m : permission_modes()) reply += fmt::format("\n  {}: {}", m.id, m.description);
+    } else if (auto mode = parse_permission_mode(command.args)) {
+      policy_.set_mode(*mode);
+      persist_metadata();
+      emit(ModeChangedEvent{std::string(permission_mode_id(*mode))});
+      reply = fmt::format("Mode set to {}", command.args);
+    } else {
+      reply = fmt::format("Unknown mode \"{}\"; modes: default, acceptEdits, plan, bypass", command.args);
+    }
+  } else if (command.name == "clear") {
+    const std::size_t dropped = history_.size();
+    history_.clear();
+    cleared_after_ = turn_count_;
+    persist_metadata();
+    reply = fmt::format(
+        "Context cleared: the model will not see the {} earlier turn{} of this session (they stay "
+        "in the session's history).",
+        dropped, dropped == 1 ? "" : "s");
+  } else {
+    reply = fmt::format("Unknown command /{}. /help lists the commands.", command.name);
+  }
+  emit(AgentTextEvent{reply});
+  co_return TurnOutcome{StopReason::end_turn, {}};
+}
+
+}  // namespace agentd::core

@@ -1,0 +1,196 @@
+// Session: one conversation in one workspace, and the agent loop that runs its turns (DESIGN.md section
+// 3). A session lives on its own strand and runs one turn at a time; a second prompt while a turn runs
+// is refused with a clear error (README says so). Everything it does is logged in SQLite before the
+// frontend sees it, so a session survives a crash and can be loaded again with the same id.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/strand.hpp>
+
+#include "core/engine/engine_store.h"
+#include "core/engine/events.h"
+#include "core/engine/frontend.h"
+#include "core/engine/history.h"
+#include "core/engine/permissions.h"
+#include "core/model/http_client.h"
+#include "core/model/model_client.h"
+#include "core/model/model_config.h"
+#include "core/support/cancel.h"
+#include "core/support/result.h"
+#include "core/support/trace.h"
+#include "tools/tool.h"
+
+namespace agentd::tools {
+class FileState;
+}
+
+namespace agentd::core {
+
+// Why a turn ended (ACP's stop reasons, which are the right vocabulary).
+enum class StopReason { end_turn, max_tokens, max_turn_requests, refusal, cancelled };
+std::string_view stop_reason_id(StopReason reason) noexcept;
+
+// Resolves "<provider>:<model>" to a complete config (defaults, config files, environment).
+using ModelResolver = std::function<support::Result<model::ModelConfig>(std::string_view spec)>;
+
+struct EngineLimits {
+  std::uint32_t max_turn_requests = 25;  // model requests per turn
+};
+
+// What every session shares: the executor, storage, the HTTP client, the tools, and the configuration.
+struct EngineContext {
+  boost::asio::any_io_executor executor;
+  EngineStore* store = nullptr;
+  model::HttpClient* http = nullptr;
+  tools::ToolRegistry* tools = nullptr;
+  ModelResolver resolve_model;
+  std::vector<std::string> model_choices;  // specs offered for selection, the default first
+  model::ModelClientOptions model_options;
+  EngineLimits limits;
+  std::string system_rules;  // the built-in rules text (core/engine/system_rules.md)
+  PermissionMode default_mode = PermissionMode::default_mode;
+};
+
+struct Attachment {
+  std::string uri;
+  std::string text;
+};
+
+struct PromptInput {
+  std::string text;
+  std::vector<Attachment> attachments;  // embedded resources from the client
+};
+
+struct TurnOutcome {
+  StopReason stop_reason = StopReason::end_turn;
+  std::string turn_id;
+};
+
+// Tokens and dollars, summed over model calls.
+struct CostLedger {
+  model::Usage usage;
+  double priced_usd = 0;
+  std::uint32_t calls = 0;
+  std::uint32_t unpriced_calls = 0;
+  std::optional<double> total_usd() const {
+    if (unpriced_calls > 0) return std::nullopt;
+    return priced_usd;
+  }
+  void add(const model::Usage& u, std::optional<double> cost);
+};
+
+struct SessionInfo {
+  std::string id;
+  std::string cwd;
+  std::vector<std::string> additional_dirs;
+  std::optional<std::string> title;
+  std::int64_t created_at_ms = 0;
+  std::int64_t updated_at_ms = 0;
+};
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(EngineContext& engine, SessionInfo info, model::ModelConfig model, std::string model_spec);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  const std::string& id() const noexcept { return info_.id; }
+  const SessionInfo& info() const noexcept { return info_; }
+  const std::string& model_spec() const noexcept { return model_spec_; }
+  const model::ModelConfig& model_config() const noexcept { return model_; }
+  PermissionMode mode() const noexcept { return policy_.mode(); }
+  bool busy() const noexcept { return running_.has_value(); }
+  std::int64_t last_seq() const noexcept { return seq_; }
+  const CostLedger& cost() const noexcept { return session_cost_; }
+  const CostLedger& last_turn_cost() const noexcept { return previous_turn_cost_; }
+  const std::string& last_turn_id() const noexcept { return last_turn_id_; }
+  boost::asio::strand<boost::asio::any_io_executor>& strand() noexcept { return strand_; }
+
+  // The frontend that receives events and answers permission prompts; may change (load, resume).
+  void attach(std::shared_ptr<Frontend> frontend);
+  void detach();
+
+  // Runs one turn to its end (on the session's strand). Errors: a turn already running (conflict),
+  // model failures (unavailable, with the model's words), storage failures. Cancellation is not an
+  // error: the outcome says cancelled.
+  boost::asio::awaitable<support::Result<TurnOutcome>> prompt(PromptInput input, support::CancelToken cancel);
+  // Cancels the running turn, if any; the prompt then answers `cancelled`.
+  void cancel();
+
+  boost::asio::awaitable<support::Result<void>> set_mode(PermissionMode mode);
+  boost::asio::awaitable<support::Result<void>> set_model(std::string spec);
+
+  // Announces the slash commands (available_commands_update).
+  void announce_commands();
+
+  // Restores state from storage: history (after the last /clear), counters, cost. Called once, right
+  // after construction, by the SessionManager.
+  boost::asio::awaitable<support::Result<void>> restore(std::int64_t cleared_after_turn);
+  void restore_mode(PermissionMode mode) { policy_.set_mode(mode); }
+
+  // Every write queued so far is durable.
+  boost::asio::awaitable<support::Result<void>> flush();
+
+ private:
+  struct RunningTurn {
+    std::string id;
+    std::unique_ptr<support::CancelSource> cancel;
+  };
+  struct ToolCallPlan;
+
+  std::string emit(EngineEvent event);  // returns nothing useful; logs and delivers once durable
+  void deliver_durable(std::int64_t up_to);
+  void persist_message(const model::Message& message, const std::string& turn_id);
+  void persist_metadata();
+
+  boost::asio::awaitable<support::Result<TurnOutcome>> run_turn(PromptInput input, std::string turn_id,
+                                                                support::CancelToken cancel, support::Span& span);
+  boost::asio::awaitable<support::Result<TurnOutcome>> run_command(const std::string& text, std::string turn_id);
+  boost::asio::awaitable<std::vector<model::ToolResultBlock>> run_tool_calls(
+      const std::vector<model::ToolCallDone>& calls, const std::string& turn_id, support::CancelToken cancel,
+      support::Span& span);
+  boost::asio::awaitable<model::ToolResultBlock> execute_tool_call(const model::ToolCallDone& call,
+                                                                   const std::string& turn_id,
+                                                                   support::CancelToken cancel, support::Span& span);
+  std::string build_system_prompt() const;
+  std::vector<model::ToolDefinition> tool_definitions() const;
+  void record_usage(const model::Usage& usage, const std::string& turn_id, support::Span& span);
+
+  EngineContext& engine_;
+  boost::asio::strand<boost::asio::any_io_executor> strand_;
+  SessionInfo info_;
+  model::ModelConfig model_;
+  std::string model_spec_;
+  PermissionPolicy policy_;
+  std::shared_ptr<Frontend> frontend_;
+  std::unique_ptr<tools::FileAccess> files_;
+
+  std::vector<HistoryTurn> history_;
+  std::int64_t seq_ = 0;          // last event seq handed out
+  std::int64_t durable_seq_ = 0;  // events up to here are in the log
+  std::deque<SequencedEvent> undelivered_;
+  std::int64_t turn_count_ = 0;
+  std::int64_t cleared_after_ = 0;  // message seq of the last /clear
+  std::int64_t last_message_seq_ = 0;
+  std::optional<RunningTurn> running_;
+  std::string last_turn_id_;
+  std::string current_turn_id_;
+  CostLedger session_cost_;
+  CostLedger turn_cost_;           // the turn running now
+  CostLedger previous_turn_cost_;  // the last turn that called the model, for /cost
+  std::unique_ptr<tools::FileState> file_state_;
+  std::optional<support::Error> storage_error_;
+};
+
+}  // namespace agentd::core

@@ -1,0 +1,207 @@
+#include "core/engine/session_manager.h"
+
+#include <filesystem>
+#include <system_error>
+
+#include <boost/asio/use_awaitable.hpp>
+#include <fmt/format.h>
+
+#include "core/engine/ids.h"
+#include "core/support/clock.h"
+#include "core/support/log.h"
+#include "storage/event_store.h"
+#include "storage/session_store.h"
+#include "storage/span_store.h"
+
+namespace agentd::core {
+
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+namespace log = support::log;
+using support::Errc;
+using support::Error;
+using support::Json;
+using support::Result;
+
+namespace {
+
+Result<std::string> canonical_dir(const std::string& path, std::string_view what) {
+  if (path.empty() || path.front() != '/') {
+    return Error(Errc::invalid_argument, fmt::format("{} must be an absolute path, got \"{}\"", what, path));
+  }
+  std::error_code ec;
+  fs::path canonical = fs::canonical(path, ec);
+  if (ec) return Error(Errc::invalid_argument, fmt::format("{} {}: {}", what, path, ec.message()));
+  if (!fs::is_directory(canonical, ec)) {
+    return Error(Errc::invalid_argument, fmt::format("{} {} is not a directory", what, path));
+  }
+  return canonical.string();
+}
+
+SessionInfo info_from_record(const storage::SessionRecord& record, const Json& metadata) {
+  SessionInfo info;
+  info.id = record.id;
+  info.cwd = record.cwd;
+  info.title = record.title;
+  info.created_at_ms = record.created_at_ms;
+  info.updated_at_ms = record.updated_at_ms;
+  if (metadata["additionalDirectories"].is_array()) {
+    for (const Json& d : metadata["additionalDirectories"].as_array()) {
+      if (d.is_string()) info.additional_dirs.push_back(d.as_string());
+    }
+  }
+  return info;
+}
+
+std::string metadata_json(std::string_view mode, std::string_view model, const std::vector<std::string>& dirs) {
+  std::string json;
+  support::JsonWriter w(json);
+  w.begin_object().member("mode", mode).member("model", model).member("additionalDirectories", dirs);
+  w.member("clearedAfterTurn", 0).end_object();
+  return json;
+}
+
+}  // namespace
+
+SessionManager::SessionManager(EngineContext& engine, std::string default_model_spec)
+    : engine_(engine), default_model_spec_(std::move(default_model_spec)) {}
+
+SessionManager::~SessionManager() { cancel_all(); }
+
+asio::awaitable<Result<std::shared_ptr<Session>>> SessionManager::create(NewSessionParams params) {
+  auto cwd = canonical_dir(params.cwd, "cwd");
+  if (!cwd) co_return std::move(cwd).error();
+  std::vector<std::string> dirs;
+  for (const auto& d : params.additional_dirs) {
+    auto dir = canonical_dir(d, "additional directory");
+    if (!dir) co_return std::move(dir).error();
+    dirs.push_back(std::move(*dir));
+  }
+  auto model = engine_.resolve_model(default_model_spec_);
+  if (!model) co_return std::move(model).error().context("the default model");
+
+  storage::SessionRecord record;
+  record.id = new_id("s");
+  record.cwd = *cwd;
+  record.created_at_ms = record.updated_at_ms = support::unix_millis_now();
+  record.metadata_json = metadata_json(permission_mode_id(engine_.default_mode), default_model_spec_, dirs);
+  auto create_job = [record](storage::Connection& db) { return storage::SessionStore(db).create(record); };
+  auto stored = co_await engine_.store->write_durable(std::move(create_job));
+  if (!stored) co_return std::move(stored).error().context("creating the session");
+
+  SessionInfo info = info_from_record(record, Json::object());
+  info.additional_dirs = std::move(dirs);
+  auto session = std::make_shared<Session>(engine_, std::move(info), std::move(*model), default_model_spec_);
+  sessions_[record.id] = session;
+  log::info("session {} created in {}", record.id, record.cwd);
+  co_return session;
+}
+
+std::shared_ptr<Session> SessionManager::find(const std::string& id) const {
+  auto it = sessions_.find(id);
+  return it == sessions_.end() ? nullptr : it->second;
+}
+
+asio::awaitable<Result<std::shared_ptr<Session>>> SessionManager::load(std::string id) {
+  if (auto open = find(id)) co_return open;
+  auto get_job = [id](storage::Connection& db) { return storage::SessionStore(db).get(id); };
+  auto record = co_await engine_.store->read<std::optional<storage::SessionRecord>>(std::move(get_job));
+  if (!record) co_return std::move(record).error();
+  if (!*record) co_return Error(Errc::not_found, fmt::format("no session with id \"{}\"", id));
+  // Another load may have finished while we waited for the database.
+  if (auto open = find(id)) co_return open;
+
+  Json metadata = Json::object();
+  if (auto parsed = support::parse_json((*record)->metadata_json); parsed && parsed->is_object()) {
+    metadata = std::move(*parsed);
+  }
+  std::string spec = metadata["model"].is_string() ? metadata["model"].as_string() : default_model_spec_;
+  auto model = engine_.resolve_model(spec);
+  if (!model) {
+    log::warn("session {}: its model {} is not usable now ({}); using {}", id, spec, model.error().message(),
+              default_model_spec_);
+    spec = default_model_spec_;
+    model = engine_.resolve_model(spec);
+    if (!model) co_return std::move(model).error().context("the default model");
+  }
+  auto session = std::make_shared<Session>(engine_, info_from_record(**record, metadata), std::move(*model), spec);
+  if (metadata["mode"].is_string()) {
+    if (auto mode = parse_permission_mode(metadata["mode"].as_string())) session->restore_mode(*mode);
+  }
+  const Json& cleared = metadata["clearedAfterTurn"];
+  auto restored = co_await session->restore(cleared.is_integer() ? cleared.as_int64() : 0);
+  if (!restored) co_return std::move(restored).error();
+  if (auto open = find(id)) co_return open;
+  sessions_[id] = session;
+  log::info("session {} loaded", id);
+  co_return session;
+}
+
+asio::awaitable<Result<SessionPage>> SessionManager::list(std::optional<std::string> cwd,
+                                                          std::optional<std::string> cursor, int limit) {
+  auto list_job = [query = storage::SessionListQuery{cwd, cursor, limit}](storage::Connection& db) {
+    return storage::SessionStore(db).list_page(query);
+  };
+  auto page = co_await engine_.store->read<storage::SessionPage>(std::move(list_job));
+  if (!page) co_return std::move(page).error();
+  SessionPage out;
+  for (const auto& record : page->sessions) {
+    Json metadata = Json::object();
+    if (auto parsed = support::parse_json(record.metadata_json); parsed && parsed->is_object()) {
+      metadata = std::move(*parsed);
+    }
+    out.sessions.push_back(info_from_record(record, metadata));
+  }
+  out.next_cursor = page->next_cursor;
+  co_return out;
+}
+
+Result<void> SessionManager::close(const std::string& id) {
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) return Error(Errc::not_found, fmt::format("session \"{}\" is not open", id));
+  it->second->cancel();
+  it->second->detach();
+  sessions_.erase(it);
+  log::info("session {} closed", id);
+  return {};
+}
+
+asio::awaitable<Result<void>> SessionManager::remove(std::string id) {
+  if (auto it = sessions_.find(id); it != sessions_.end()) {
+    it->second->cancel();
+    it->second->detach();
+    sessions_.erase(it);
+  }
+  auto remove_job = [id](storage::Connection& db) { return storage::SessionStore(db).remove(id); };
+  co_return co_await engine_.store->write_durable(std::move(remove_job));
+}
+
+asio::awaitable<Result<std::vector<SequencedEvent>>> SessionManager::events(std::string id, std::int64_t since,
+                                                                            int limit) {
+  auto events_job = [id, since, limit](storage::Connection& db) {
+    return storage::EventStore(db).since(id, since, limit);
+  };
+  auto records = co_await engine_.store->read<std::vector<storage::EventRecord>>(std::move(events_job));
+  if (!records) co_return std::move(records).error();
+  std::vector<SequencedEvent> events;
+  events.reserve(records->size());
+  for (const auto& record : *records) {
+    auto payload = support::parse_json(record.payload_json);
+    if (!payload) co_return Error(Errc::storage, fmt::format("session {}: event {} is not JSON", id, record.seq));
+    auto event = event_from_log(record.kind, *payload);
+    if (!event) co_return std::move(event).error().context(fmt::format("session {} event {}", id, record.seq));
+    events.push_back(SequencedEvent{record.seq, record.turn_id.value_or(""), std::move(*event)});
+  }
+  co_return events;
+}
+
+asio::awaitable<Result<std::vector<support::SpanRecord>>> SessionManager::spans(std::string turn_id) {
+  auto spans_job = [turn_id](storage::Connection& db) { return storage::SpanStore(db).for_turn(turn_id); };
+  co_return co_await engine_.store->read<std::vector<support::SpanRecord>>(std::move(spans_job));
+}
+
+void SessionManager::cancel_all() {
+  for (auto& [id, session] : sessions_) session->cancel();
+}
+
+}  // namespace agentd::core

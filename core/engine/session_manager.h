@@ -1,0 +1,65 @@
+// SessionManager: the sessions of one agentd process. Creates them (stored before the id is handed
+// out), loads them back from storage with the same id, lists, closes (stops the running turn, keeps the
+// history) and deletes them. Sessions are independent: each runs on its own strand.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/awaitable.hpp>
+
+#include "core/engine/events.h"
+#include "core/engine/session.h"
+#include "core/support/result.h"
+#include "core/support/trace.h"
+
+namespace agentd::core {
+
+struct NewSessionParams {
+  std::string cwd;  // absolute
+  std::vector<std::string> additional_dirs;
+};
+
+struct SessionPage {
+  std::vector<SessionInfo> sessions;
+  std::optional<std::string> next_cursor;
+};
+
+class SessionManager {
+ public:
+  // `engine` must outlive the manager. `default_model_spec` names the model new sessions start with.
+  SessionManager(EngineContext& engine, std::string default_model_spec);
+  ~SessionManager();
+
+  boost::asio::awaitable<support::Result<std::shared_ptr<Session>>> create(NewSessionParams params);
+  // The open session, or the stored one loaded back (history, counters, cost).
+  boost::asio::awaitable<support::Result<std::shared_ptr<Session>>> load(std::string id);
+  std::shared_ptr<Session> find(const std::string& id) const;
+  boost::asio::awaitable<support::Result<SessionPage>> list(std::optional<std::string> cwd,
+                                                            std::optional<std::string> cursor, int limit = 50);
+  // Cancels its turn and forgets the session in memory; storage keeps it. not_found when not open.
+  support::Result<void> close(const std::string& id);
+  boost::asio::awaitable<support::Result<void>> remove(std::string id);
+
+  // The logged events of a session after `since`, oldest first (session/load, _agentd/events/replay).
+  boost::asio::awaitable<support::Result<std::vector<SequencedEvent>>> events(std::string id, std::int64_t since,
+                                                                              int limit);
+  // The spans of a turn (_agentd/trace/get).
+  boost::asio::awaitable<support::Result<std::vector<support::SpanRecord>>> spans(std::string turn_id);
+
+  // Cancels every running turn (shutdown).
+  void cancel_all();
+  std::size_t open_sessions() const noexcept { return sessions_.size(); }
+  const std::string& default_model_spec() const noexcept { return default_model_spec_; }
+
+ private:
+  EngineContext& engine_;
+  std::string default_model_spec_;
+  std::map<std::string, std::shared_ptr<Session>, std::less<>> sessions_;
+};
+
+}  // namespace agentd::core

@@ -1,0 +1,86 @@
+#include "core/engine/slash_commands.h"
+
+#include <array>
+#include <cctype>
+
+#include <fmt/format.h>
+
+#include "core/engine/session.h"
+
+namespace agentd::core {
+
+namespace {
+
+constexpr std::array<SlashCommandInfo, 5> kCommands = {{
+    {"help", "List the commands", ""},
+    {"cost", "Tokens and USD for this session and the last turn", ""},
+    {"model", "Show the model, or switch to another", "provider:model"},
+    {"mode", "Show the permission mode, or switch to another", "default | acceptEdits | plan | bypass"},
+    {"clear", "Start a fresh context; the history stays stored", ""},
+}};
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())) != 0) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())) != 0) s.remove_suffix(1);
+  return s;
+}
+
+std::string tokens_line(const CostLedger& ledger) {
+  const auto& u = ledger.usage;
+  return fmt::format("{} input ({} uncached, {} cache write, {} cache read), {} output, {} model call{}",
+                     u.total_input_tokens(), u.input_tokens, u.cache_write_tokens, u.cache_read_tokens, u.output_tokens,
+                     ledger.calls, ledger.calls == 1 ? "" : "s");
+}
+
+std::string usd_line(const CostLedger& ledger) {
+  if (ledger.calls == 0) return "$0.00 (no model calls)";
+  if (auto total = ledger.total_usd()) return format_usd(*total);
+  if (ledger.unpriced_calls == ledger.calls) return "unpriced (the model is not in the price table)";
+  return fmt::format("at least {} ({} of {} calls unpriced)", format_usd(ledger.priced_usd), ledger.unpriced_calls,
+                     ledger.calls);
+}
+
+}  // namespace
+
+std::span<const SlashCommandInfo> slash_commands() noexcept { return kCommands; }
+
+bool is_slash_command(std::string_view text) noexcept {
+  text = trim(text);
+  if (text.size() < 2 || text.front() != '/') return false;
+  text.remove_prefix(1);
+  for (const auto& c : kCommands) {
+    if (text.starts_with(c.name) &&
+        (text.size() == c.name.size() || std::isspace(static_cast<unsigned char>(text[c.name.size()])) != 0)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+SlashCommand parse_slash_command(std::string_view text) {
+  text = trim(text);
+  if (!text.empty() && text.front() == '/') text.remove_prefix(1);
+  std::size_t end = 0;
+  while (end < text.size() && std::isspace(static_cast<unsigned char>(text[end])) == 0) ++end;
+  return SlashCommand{std::string(text.substr(0, end)), std::string(trim(text.substr(end)))};
+}
+
+std::string help_text() {
+  std::string out = "Commands (answered by agentd, without the model):";
+  for (const auto& c : kCommands) {
+    out += fmt::format("\n  /{}{}{} - {}", c.name, c.hint.empty() ? "" : " ", c.hint, c.description);
+  }
+  return out;
+}
+
+std::string format_usd(double usd) {
+  if (usd >= 0.01 || usd == 0) return fmt::format("${:.2f}", usd);
+  return fmt::format("${:.4f}", usd);
+}
+
+std::string cost_text(const CostLedger& session, const CostLedger& last_turn, std::string_view model_spec) {
+  return fmt::format("Model: {}\nSession: {}; {}\nLast turn: {}; {}", model_spec, usd_line(session),
+                     tokens_line(session), usd_line(last_turn), tokens_line(last_turn));
+}
+
+}  // namespace agentd::core

@@ -1,0 +1,36 @@
+// Slash commands: what a session answers without calling the model (/help, /cost, /model, /mode,
+// /clear). The table here is the one list: /help prints it and the client is told about it with
+// available_commands_update.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace agentd::core {
+
+struct CostLedger;
+
+struct SlashCommandInfo {
+  std::string_view name;
+  std::string_view description;
+  std::string_view hint;  // what the argument is, empty when it takes none
+};
+std::span<const SlashCommandInfo> slash_commands() noexcept;
+
+struct SlashCommand {
+  std::string name;  // without the slash
+  std::string args;  // trimmed
+};
+
+// "/cost", "  /model openai:gpt-4.1 " are commands; "/ x", "//", "/usr/bin is a path" are not: a
+// command is a slash, then a known command's name, then the end or whitespace.
+bool is_slash_command(std::string_view text) noexcept;
+SlashCommand parse_slash_command(std::string_view text);
+
+std::string help_text();
+// Tokens and USD for the session and for the last turn; "unpriced" where the price is unknown.
+std::string cost_text(const CostLedger& session, const CostLedger& last_turn, std::string_view model_spec);
+std::string format_usd(double usd);
+
+}  // namespace agentd::core

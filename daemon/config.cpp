@@ -1,0 +1,296 @@
+#include "daemon/config.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "core/support/json.h"
+#include "core/support/json_reader.h"
+
+namespace agentd::daemon {
+
+namespace model = core::model;
+using support::Errc;
+using support::Error;
+using support::Json;
+using support::JsonIn;
+using support::Result;
+
+namespace {
+
+const char* lookup(const model::EnvLookup& env, const char* name) {
+  return env ? env(name) : std::getenv(name);  // NOLINT(concurrency-mt-unsafe): read before threads start
+}
+
+// simdjson reports what is wrong, not where. Config files are small and hand-written, so find the line
+// ourselves: a strict scan that stops at the first byte that cannot continue a JSON text.
+class SyntaxLocator {
+ public:
+  explicit SyntaxLocator(std::string_view text) : text_(text) {}
+  std::size_t first_error() {
+    ws();
+    if (!value()) return pos_;
+    ws();
+    return pos_ == text_.size() ? std::string_view::npos : pos_;
+  }
+
+ private:
+  bool value() {  // NOLINT(misc-no-recursion)
+    if (pos_ >= text_.size() || ++depth_ > 256) return false;
+    const char c = text_[pos_];
+    bool ok = false;
+    if (c == '{') {
+      ok = object();
+    } else if (c == '[') {
+      ok = array();
+    } else if (c == '"') {
+      ok = string();
+    } else if (c == 't') {
+      ok = literal("true");
+    } else if (c == 'f') {
+      ok = literal("false");
+    } else if (c == 'n') {
+      ok = literal("null");
+    } else {
+      ok = number();
+    }
+    --depth_;
+    return ok;
+  }
+  bool object() {  // NOLINT(misc-no-recursion)
+    ++pos_;
+    ws();
+    if (peek('}')) return ++pos_, true;
+    for (;;) {
+      ws();
+      if (!peek('"') || !string()) return false;
+      ws();
+      if (!peek(':')) return false;
+      ++pos_;
+      ws();
+      if (!value()) return false;
+      ws();
+      if (peek(',')) {
+        ++pos_;
+        continue;
+      }
+      if (peek('}')) return ++pos_, true;
+      return false;
+    }
+  }
+  bool array() {  // NOLINT(misc-no-recursion)
+    ++pos_;
+    ws();
+    if (peek(']')) return ++pos_, true;
+    for (;;) {
+      ws();
+      if (!value()) return false;
+      ws();
+      if (peek(',')) {
+        ++pos_;
+        continue;
+      }
+      if (peek(']')) return ++pos_, true;
+      return false;
+    }
+  }
+  bool string() {
+    ++pos_;
+    while (pos_ < text_.size()) {
+      const char c = text_[pos_];
+      if (c == '"') return ++pos_, true;
+      if (static_cast<unsigned char>(c) < 0x20) return false;
+      pos_ += c == '\\' ? 2 : 1;
+    }
+    return false;
+  }
+  bool literal(std::string_view word) {
+    if (text_.substr(pos_, word.size()) != word) return false;
+    pos_ += word.size();
+    return true;
+  }
+  bool number() {
+    const std::size_t start = pos_;
+    while (pos_ < text_.size() && std::string_view("+-0123456789.eE").find(text_[pos_]) != std::string_view::npos) {
+      ++pos_;
+    }
+    return pos_ > start;
+  }
+  bool peek(char c) const { return pos_ < text_.size() && text_[pos_] == c; }
+  void ws() {
+    while (pos_ < text_.size() &&
+           (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' || text_[pos_] == '\r')) {
+      ++pos_;
+    }
+  }
+
+  std::string_view text_;
+  std::size_t pos_ = 0;
+  int depth_ = 0;
+};
+
+std::pair<std::size_t, std::size_t> line_col(std::string_view text, std::size_t offset) {
+  std::size_t line = 1;
+  std::size_t col = 1;
+  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return {line, col};
+}
+
+// The line of the member a JsonIn error path names ("config.models.fast.context_window"): the first
+// occurrence of its last key after the occurrences of the keys before it. Good enough for config files.
+std::size_t line_of_path(std::string_view text, std::string_view path) {
+  constexpr auto kNpos = std::string_view::npos;
+  std::size_t from = 0;
+  std::size_t found = kNpos;
+  for (std::size_t i = path.find('.'); i != kNpos;) {
+    const std::size_t j = path.find('.', i + 1);
+    std::string_view part = path.substr(i + 1, j == kNpos ? kNpos : j - i - 1);
+    if (const auto bracket = part.find('['); bracket != kNpos) part = part.substr(0, bracket);
+    if (!part.empty()) {
+      const std::size_t at = text.find(fmt::format("\"{}\"", part), from);
+      if (at == kNpos) break;
+      found = from = at;
+    }
+    i = j;
+  }
+  return found == kNpos ? 1 : line_col(text, found).first;
+}
+
+bool read_models(const JsonIn& in, std::map<std::string, model::ModelConfig>& out) {
+  if (!in.require_object()) return false;
+  for (const auto& [name, value] : in.json().as_object()) {
+    (void)value;
+    model::ModelConfig config;
+    if (!from_json(in[name], config)) return false;
+    model::apply_defaults(config);
+    out[name] = std::move(config);
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<void> apply_config_text(Config& config, std::string_view text, std::string_view file) {
+  auto parsed = support::parse_json(text);
+  if (!parsed) {
+    const std::size_t at = SyntaxLocator(text).first_error();
+    const auto [line, col] = line_col(text, at == std::string_view::npos ? 0 : at);
+    return Error(Errc::invalid_argument,
+                 fmt::format("{}:{}:{}: not valid JSON ({})", file, line, col, parsed.error().message()));
+  }
+  JsonIn in(*parsed, "config");
+  auto fail = [&](std::string_view field, std::string_view message) -> Result<void> {
+    const std::string path = fmt::format("config.{}", field);
+    return Error(Errc::invalid_argument, fmt::format("{}:{}: {}: {}", file, line_of_path(text, path), path, message));
+  };
+  if (!parsed->is_object()) return fail("", "a config file holds one JSON object");
+  for (const auto& [key, value] : parsed->as_object()) {
+    if (key == "model") {
+      if (!value.is_string()) return fail(key, "expected a string such as \"anthropic:claude-sonnet-4-5\"");
+      config.model = value.as_string();
+    } else if (key == "models") {
+      if (!read_models(in["models"], config.models)) {
+        const Error e = in.error();
+        const std::string_view message = e.message();
+        const auto colon = message.find(": ");
+        const std::string path(message.substr(0, colon));
+        return Error(Errc::invalid_argument, fmt::format("{}:{}: {}", file, line_of_path(text, path), message));
+      }
+    } else if (key == "mode") {
+      auto mode = value.is_string() ? core::parse_permission_mode(value.as_string()) : std::nullopt;
+      if (!mode) return fail(key, "expected one of \"default\", \"acceptEdits\", \"plan\", \"bypass\"");
+      config.mode = *mode;
+    } else if (key == "maxTurnRequests") {
+      if (!value.is_integer() || value.as_int64() < 1 || value.as_int64() > 10000) {
+        return fail(key, "expected a whole number from 1 to 10000");
+      }
+      config.max_turn_requests = static_cast<std::uint32_t>(value.as_int64());
+    } else if (key == "$schema" || key.starts_with("_")) {
+      // comments and editor hints
+    } else {
+      return fail(key, "unknown setting (known: model, models, mode, maxTurnRequests)");
+    }
+  }
+  config.sources.emplace_back(file);
+  return {};
+}
+
+namespace {
+
+Result<bool> apply_file(Config& config, const std::string& path, bool must_exist) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (!must_exist) return false;
+    return Error(Errc::invalid_argument, fmt::format("{}: cannot open the config file", path));
+  }
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  auto r = apply_config_text(config, buffer.str(), path);
+  if (!r) return std::move(r).error();
+  return true;
+}
+
+}  // namespace
+
+Result<Config> load_config(const ConfigInputs& inputs) {
+  Config config;
+  std::string user_file;
+  if (inputs.user_file) {
+    user_file = *inputs.user_file;
+  } else if (const char* xdg = lookup(inputs.env, "XDG_CONFIG_HOME"); xdg != nullptr && *xdg == '/') {
+    user_file = fmt::format("{}/agentd/config.json", xdg);
+  } else if (const char* home = lookup(inputs.env, "HOME"); home != nullptr && *home != '\0') {
+    user_file = fmt::format("{}/.config/agentd/config.json", home);
+  }
+  if (!user_file.empty()) {
+    if (auto r = apply_file(config, user_file, false); !r) return std::move(r).error();
+  }
+  const std::string project = inputs.project_dir.value_or(".");
+  if (auto r = apply_file(config, project + "/.agentd/config.json", false); !r) return std::move(r).error();
+  if (inputs.extra_file) {
+    if (auto r = apply_file(config, *inputs.extra_file, true); !r) return std::move(r).error();
+  }
+  if (const char* env_model = lookup(inputs.env, "AGENTD_MODEL"); env_model != nullptr && *env_model != '\0') {
+    config.model = env_model;
+  }
+  if (inputs.model_flag) config.model = *inputs.model_flag;
+  if (config.model.empty()) config.model = default_model_spec(inputs.env);
+  // Fail now, not at the first prompt.
+  if (auto m = resolve_model(config, config.model, inputs.env); !m) {
+    return std::move(m).error().context(fmt::format("the model \"{}\"", config.model));
+  }
+  return config;
+}
+
+Result<model::ModelConfig> resolve_model(const Config& config, std::string_view spec, const model::EnvLookup& env) {
+  model::ModelConfig resolved;
+  if (auto it = config.models.find(std::string(spec)); it != config.models.end()) {
+    resolved = it->second;
+  } else {
+    auto parsed = model::parse_model_spec(spec);
+    if (!parsed) return std::move(parsed).error();
+    resolved = std::move(*parsed);
+  }
+  model::apply_defaults(resolved);
+  model::apply_env_overrides(resolved, env ? env : model::process_env());
+  return resolved;
+}
+
+std::string default_model_spec(const model::EnvLookup& env) {
+  if (const char* k = lookup(env, "ANTHROPIC_API_KEY"); k != nullptr && *k != '\0') {
+    return "anthropic:claude-sonnet-4-5";
+  }
+  if (const char* k = lookup(env, "OPENAI_API_KEY"); k != nullptr && *k != '\0') return "openai:gpt-4.1";
+  return "anthropic:claude-sonnet-4-5";
+}
+
+}  // namespace agentd::daemon

@@ -1,0 +1,50 @@
+// Configuration: layered, later layers win. (1) the user's ~/.config/agentd/config.json (XDG_CONFIG_HOME
+// honoured), (2) the project's <project>/.agentd/config.json, (3) the environment (AGENTD_MODEL,
+// ANTHROPIC_BASE_URL, OPENAI_BASE_URL; the API keys are read at call time, never stored), (4) flags
+// (--config FILE, applied as a layer after the project's; --model). Errors name the file, the line and
+// the field. The engine receives plain values from here, never JSON.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/engine/permissions.h"
+#include "core/model/model_config.h"
+#include "core/support/result.h"
+
+namespace agentd::daemon {
+
+struct Config {
+  std::string model;  // the default model spec, "<provider>:<model>" or a name from `models`
+  std::map<std::string, core::model::ModelConfig> models;  // named model configs from the files
+  core::PermissionMode mode = core::PermissionMode::default_mode;
+  std::uint32_t max_turn_requests = 25;
+  std::vector<std::string> sources;  // the files that were read, in order
+};
+
+struct ConfigInputs {
+  std::optional<std::string> user_file;    // default: $XDG_CONFIG_HOME/agentd/config.json or ~/.config/...
+  std::optional<std::string> project_dir;  // default: the working directory
+  std::optional<std::string> extra_file;   // --config
+  std::optional<std::string> model_flag;   // --model
+  core::model::EnvLookup env;              // null: the process environment
+};
+
+support::Result<Config> load_config(const ConfigInputs& inputs);
+
+// Parses one config file's text into `config` (a layer over what is there). `file` names it in errors.
+support::Result<void> apply_config_text(Config& config, std::string_view text, std::string_view file);
+
+// "<provider>:<model>" or a name from config.models, to a complete ModelConfig (defaults and
+// environment overrides applied).
+support::Result<core::model::ModelConfig> resolve_model(const Config& config, std::string_view spec,
+                                                        const core::model::EnvLookup& env);
+
+// The model to use when nothing names one: Anthropic's when ANTHROPIC_API_KEY is set, else OpenAI's when
+// OPENAI_API_KEY is, else Anthropic's (whose calls then fail with a clear "key not set" error).
+std::string default_model_spec(const core::model::EnvLookup& env);
+
+}  // namespace agentd::daemon

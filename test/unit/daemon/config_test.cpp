@@ -1,0 +1,91 @@
+// Configuration layers and their error messages (file, line, field).
+#include "daemon/config.h"
+
+#include <fstream>
+#include <map>
+
+#include <gtest/gtest.h>
+
+#include "test/support/temp_dir.h"
+
+namespace agentd::daemon {
+namespace {
+
+core::model::EnvLookup env_of(std::map<std::string, std::string> vars) {
+  auto shared = std::make_shared<std::map<std::string, std::string>>(std::move(vars));
+  return [shared](const char* name) -> const char* {
+    auto it = shared->find(name);
+    return it == shared->end() ? nullptr : it->second.c_str();
+  };
+}
+
+void write(const std::string& path, const std::string& text) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  std::ofstream(path) << text;
+}
+
+TEST(Config, LayersApplyInOrderAndFlagsWin) {
+  testing::TempDir dir;
+  write(dir.file("home/.config/agentd/config.json"), R"({"model": "openai:gpt-4.1", "maxTurnRequests": 7})");
+  write(dir.file("project/.agentd/config.json"), R"({"mode": "plan"})");
+  ConfigInputs inputs;
+  inputs.project_dir = dir.file("project");
+  inputs.env = env_of({{"HOME", dir.file("home")}});
+  auto config = load_config(inputs);
+  ASSERT_TRUE(config) << config.error().message();
+  EXPECT_EQ(config->model, "openai:gpt-4.1");
+  EXPECT_EQ(config->max_turn_requests, 7U);
+  EXPECT_EQ(config->mode, core::PermissionMode::plan);
+  EXPECT_EQ(config->sources.size(), 2U);
+
+  inputs.env = env_of({{"HOME", dir.file("home")}, {"AGENTD_MODEL", "anthropic:claude-haiku-4-5"}});
+  EXPECT_EQ(load_config(inputs)->model, "anthropic:claude-haiku-4-5");
+  inputs.model_flag = "openai:gpt-4o";
+  EXPECT_EQ(load_config(inputs)->model, "openai:gpt-4o");
+}
+
+TEST(Config, NamedModelsResolveWithTheirSettings) {
+  Config config;
+  ASSERT_TRUE(apply_config_text(config, R"({"models": {"local": {"provider": "openai", "model": "qwen3",
+      "base_url": "http://127.0.0.1:11434/v1", "context_window": 32768}}, "model": "local"})",
+                                "c.json"));
+  auto env = env_of({});
+  auto model = resolve_model(config, "local", env);
+  ASSERT_TRUE(model) << model.error().message();
+  EXPECT_EQ(model->model, "qwen3");
+  EXPECT_EQ(model->base_url, "http://127.0.0.1:11434/v1");
+  EXPECT_EQ(model->context_window, 32768U);
+  EXPECT_FALSE(resolve_model(config, "nonsense-model", env));
+}
+
+TEST(Config, ErrorsNameFileLineAndField) {
+  Config config;
+  auto bad_json = apply_config_text(config, "{\n  \"model\": \"x\",\n  oops\n}", "/p/config.json");
+  ASSERT_FALSE(bad_json);
+  EXPECT_NE(bad_json.error().message().find("/p/config.json:3:3"), std::string::npos) << bad_json.error().message();
+
+  auto bad_field = apply_config_text(config, "{\n\n  \"maxTurnRequests\": -1\n}", "c.json");
+  ASSERT_FALSE(bad_field);
+  EXPECT_NE(bad_field.error().message().find("c.json:3: config.maxTurnRequests"), std::string::npos)
+      << bad_field.error().message();
+
+  auto unknown = apply_config_text(config, R"({"modle": "x"})", "c.json");
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().message().find("unknown setting"), std::string::npos);
+
+  auto nested =
+      apply_config_text(config, "{\"models\": {\n \"m\": {\n  \"provider\": \"acme\",\n \"model\": \"x\"}}}", "c.json");
+  ASSERT_FALSE(nested);
+  EXPECT_NE(nested.error().message().find("c.json:3:"), std::string::npos) << nested.error().message();
+  EXPECT_NE(nested.error().message().find("provider"), std::string::npos) << nested.error().message();
+}
+
+TEST(Config, DefaultModelFollowsTheKeysThatAreSet) {
+  EXPECT_EQ(default_model_spec(env_of({})), "anthropic:claude-sonnet-4-5");
+  EXPECT_EQ(default_model_spec(env_of({{"OPENAI_API_KEY", "k"}})), "openai:gpt-4.1");
+  EXPECT_EQ(default_model_spec(env_of({{"OPENAI_API_KEY", "k"}, {"ANTHROPIC_API_KEY", "k"}})),
+            "anthropic:claude-sonnet-4-5");
+}
+
+}  // namespace
+}  // namespace agentd::daemon
