@@ -13,6 +13,10 @@ packages=(
   # the fuzz targets (clang + libFuzzer runtime) and the format check
   clang-14 libclang-rt-14-dev clang-format-14 clang-tidy-14
 )
+# The ACP conformance test (test/conformance) needs node and npm. Debian's nodejs and npm when they are
+# missing; a node that is already there is kept (NodeSource's nodejs bundles npm and conflicts with
+# Debian's npm package, so asking dpkg for "npm" would replace it).
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then packages+=(nodejs npm); fi
 
 missing=()
 for p in "${packages[@]}"; do

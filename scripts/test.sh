@@ -89,6 +89,18 @@ fuzz() {
   done
 }
 
+# ACP v1 conformance with the published client SDK (test/conformance/README.md): every message agentd
+# writes is validated against the schema the pinned SDK ships.
+conformance() {
+  (
+    cd test/conformance
+    npm ci --no-audit --no-fund
+    AGENTD_BIN="$PWD/../../build/default/daemon/agentd" \
+      AGENTD_MOCK_MODEL="$PWD/../../build/default/test/mock_model/agentd-mock-model" \
+      node --test
+  )
+}
+
 bench_smoke() {
   local ran=0
   for b in build/default/bench/agentd_bench_*; do
@@ -103,6 +115,7 @@ stage "format check" check_format
 stage "include rules" scripts/check_includes.sh
 stage "build (default)" build_default
 stage "tests (default)" test_default
+stage "conformance" conformance
 stage "clang-tidy" tidy
 if [ "${AGENTD_SKIP_ASAN:-0}" != 1 ]; then
   stage "build (asan)" build_asan
