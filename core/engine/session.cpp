@@ -296,6 +296,7 @@ asio::awaitable<Result<void>> Session::set_model(std::string spec) {
   auto config = engine_.resolve_model(spec);
   if (!config) co_return std::move(config).error();
   model_ = std::move(*config);
+  client_.reset();
   model_spec_ = fmt::format("{}:{}", model::provider_name(model_.provider), model_.model);
   persist_metadata();
   emit(ModelChangedEvent{model_spec_});
@@ -331,6 +332,7 @@ asio::awaitable<Result<TurnOutcome>> Session::prompt(PromptInput input, CancelTo
   TurnSpanSink sink(*engine_.store, turn_id);
   support::Tracer tracer(&sink);
   Result<TurnOutcome> outcome = TurnOutcome{};
+  Result<void> flushed = support::ok();
   {
     support::Span span = tracer.start("turn.run");
     span.set_attribute("session", info_.id);
@@ -350,30 +352,34 @@ asio::awaitable<Result<TurnOutcome>> Session::prompt(PromptInput input, CancelTo
     span.set_attribute("input_tokens", turn_cost_.usage.total_input_tokens());
     span.set_attribute("output_tokens", turn_cost_.usage.output_tokens);
     if (auto usd = turn_cost_.total_usd()) span.set_attribute("cost_usd", *usd);
-  }
-  std::string turn_meta;
-  {
-    support::JsonWriter w(turn_meta);
-    w.begin_object().member("model", model_spec_).member("modelRequests", turn_cost_.calls);
-    w.member("inputTokens", turn_cost_.usage.total_input_tokens())
-        .member("outputTokens", turn_cost_.usage.output_tokens);
-    w.optional_member("costUsd", turn_cost_.total_usd());
-    if (!outcome) w.member("error", outcome.error().message());
-    w.end_object();
-  }
-  const std::string stop = outcome ? std::string(stop_reason_id(outcome->stop_reason)) : std::string("error");
-  engine_.store->worker().write(
-      [turn_id, stop, turn_meta = std::move(turn_meta), ended = support::unix_millis_now()](storage::Connection& db) {
-        return storage::TurnStore(db).finish(turn_id, ended, stop, turn_meta);
-      });
-  running_.reset();
-  if (!is_slash_command(turn_record.input)) previous_turn_cost_ = turn_cost_;
-  last_turn_id_ = turn_id;
-  current_turn_id_.clear();
 
-  // Nothing is acknowledged before it is durable: wait for every write of this turn.
-  auto flushed = co_await engine_.store->barrier();
-  co_await asio::dispatch(strand_, asio::use_awaitable);
+    // response.render: the turn's record closed, everything it wrote durable and delivered; only
+    // then is the prompt answered (nothing is acknowledged before it is durable).
+    support::Span render = span.child("response.render");
+    std::string turn_meta;
+    {
+      support::JsonWriter w(turn_meta);
+      w.begin_object().member("model", model_spec_).member("modelRequests", turn_cost_.calls);
+      w.member("inputTokens", turn_cost_.usage.total_input_tokens())
+          .member("outputTokens", turn_cost_.usage.output_tokens);
+      w.optional_member("costUsd", turn_cost_.total_usd());
+      if (!outcome) w.member("error", outcome.error().message());
+      w.end_object();
+    }
+    const std::string stop = outcome ? std::string(stop_reason_id(outcome->stop_reason)) : std::string("error");
+    engine_.store->worker().write(
+        [turn_id, stop, turn_meta = std::move(turn_meta), ended = support::unix_millis_now()](storage::Connection& db) {
+          return storage::TurnStore(db).finish(turn_id, ended, stop, turn_meta);
+        });
+    running_.reset();
+    if (!is_slash_command(turn_record.input)) previous_turn_cost_ = turn_cost_;
+    last_turn_id_ = turn_id;
+    current_turn_id_.clear();
+    flushed = co_await engine_.store->barrier();
+    co_await asio::dispatch(strand_, asio::use_awaitable);
+    render.set_attribute("last_seq", seq_);
+    if (!flushed) render.set_status(support::SpanStatus::error, flushed.error().message());
+  }
   if (!flushed) co_return std::move(flushed).error().context("saving the turn");
   if (storage_error_) {
     Error e = *std::move(storage_error_);
@@ -505,8 +511,11 @@ asio::awaitable<Result<TurnOutcome>> Session::run_turn(PromptInput input, std::s
         }
       }
     };
-    model::ModelClient client(model_, *engine_.http, engine_.model_options);
-    model::StreamResult result = co_await client.stream(std::move(req), on_event, cancel, &span);
+    // One client per model setting: it seeds its retry jitter once, not per call.
+    if (!client_) {
+      client_ = std::make_unique<model::ModelClient>(model_, *engine_.http, engine_.model_options);
+    }
+    model::StreamResult result = co_await client_->stream(std::move(req), on_event, cancel, &span);
     co_await asio::dispatch(strand_, asio::use_awaitable);
     model::StreamSummary summary = std::move(acc).take();
     if (result.done && result.done->usage) record_usage(*result.done->usage, turn_id, span);
@@ -775,6 +784,7 @@ asio::awaitable<Result<TurnOutcome>> Session::run_command(const std::string& tex
         reply = fmt::format("Cannot use model \"{}\": {}", command.args, config.error().message());
       } else {
         model_ = std::move(*config);
+        client_.reset();
         model_spec_ = fmt::format("{}:{}", model::provider_name(model_.provider), model_.model);
         persist_metadata();
         emit(ModelChangedEvent{model_spec_});

@@ -175,6 +175,7 @@ class Session : public std::enable_shared_from_this<Session> {
   PermissionPolicy policy_;
   std::shared_ptr<Frontend> frontend_;
   std::unique_ptr<tools::FileAccess> files_;
+  std::unique_ptr<model::ModelClient> client_;  // for model_; reset when the model changes
 
   std::vector<HistoryTurn> history_;
   std::int64_t seq_ = 0;          // last event seq handed out
