@@ -12,6 +12,7 @@
 
 #include "core/support/json.h"
 #include "test/mock_model/mock_model_server.h"
+#include "test/support/agentd_process.h"
 #include "test/support/child_process.h"
 #include "test/support/temp_dir.h"
 
@@ -20,6 +21,8 @@ namespace {
 
 using namespace std::chrono_literals;
 using support::Json;
+using testing::next_message;
+using testing::request;
 
 // The model streams its text slowly, calls read_file, then answers slowly: a kill can land anywhere.
 constexpr std::string_view kScript = R"({"loop": true, "exchanges": [
@@ -32,35 +35,6 @@ constexpr std::string_view kScript = R"({"loop": true, "exchanges": [
      "usage": {"input_tokens": 150, "output_tokens": 30}, "text_piece_bytes": 4}, "chunk_delay_ms": 3}}]})";
 
 class CrashTest : public ::testing::TestWithParam<int> {};
-
-std::unique_ptr<testing::ChildProcess> start_agentd(const testing::TempDir& dir, const std::string& url) {
-  testing::ChildProcess::Options options;
-  options.env_overrides = {
-      "ANTHROPIC_BASE_URL=" + url, "ANTHROPIC_API_KEY=test",   "AGENTD_MODEL=anthropic:claude-sonnet-4-5",
-      "AGENTD_LOG=warn",           "HOME=" + dir.file("home"), "XDG_CONFIG_HOME=" + dir.file("config")};
-  options.cwd = dir.file("work");
-  return std::make_unique<testing::ChildProcess>(std::vector<std::string>{AGENTD_BIN, "--db", dir.file("agentd.db")},
-                                                 options);
-}
-
-Json next_message(testing::ChildProcess& agentd) {
-  auto line = agentd.read_line(10s);
-  EXPECT_TRUE(line) << "agentd wrote nothing; stderr:\n" << agentd.stderr_text();
-  if (!line) return {};
-  auto json = support::parse_json(*line);
-  EXPECT_TRUE(json) << *line;
-  return json ? *json : Json();
-}
-
-Json request(testing::ChildProcess& agentd, int id, std::string_view method, const std::string& params) {
-  EXPECT_TRUE(agentd.write(R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":")" + std::string(method) +
-                           R"(","params":)" + params + "}\n"));
-  for (;;) {
-    Json m = next_message(agentd);
-    if (m.is_null()) return m;
-    if (!m.contains("method") && m["id"].is_integer() && m["id"].as_int64() == id) return m;
-  }
-}
 
 // seq -> the update, for every session/update of `session`.
 void collect(const Json& m, const std::string& session, std::map<std::int64_t, Json>& into) {
@@ -80,7 +54,7 @@ TEST_P(CrashTest, EverythingTheClientSawSurvivesKillNine) {
   auto mock = mock_model::MockModelServer::start(std::move(*script));
   ASSERT_TRUE(mock) << mock.error().message();
 
-  auto agentd = start_agentd(dir, (*mock)->url());
+  auto agentd = testing::start_agentd_with_mock(dir, (*mock)->url());
   request(*agentd, 0, "initialize", R"({"protocolVersion":1,"clientCapabilities":{}})");
   Json created = request(*agentd, 1, "session/new", R"({"cwd":")" + dir.file("work") + R"(","mcpServers":[]})");
   ASSERT_TRUE(created["result"]["sessionId"].is_string()) << created.dump();
@@ -107,7 +81,7 @@ TEST_P(CrashTest, EverythingTheClientSawSurvivesKillNine) {
   ASSERT_FALSE(seen.empty());
 
   // A new process on the same database: load replays the stored history, then answers.
-  agentd = start_agentd(dir, (*mock)->url());
+  agentd = testing::start_agentd_with_mock(dir, (*mock)->url());
   request(*agentd, 0, "initialize", R"({"protocolVersion":1,"clientCapabilities":{}})");
   ASSERT_TRUE(agentd->write(R"({"jsonrpc":"2.0","id":1,"method":"session/load","params":{"sessionId":")" + session +
                             R"(","cwd":")" + dir.file("work") +

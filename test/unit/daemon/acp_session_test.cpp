@@ -1,0 +1,147 @@
+// The ACP binding against the real binary and the mock model, for what transcripts cannot express
+// simply: file reads through the editor when it offers fs/read_text_file (its unsaved buffer wins over
+// the disk), and the extension methods _agentd/trace/get, _agentd/cost/get and _agentd/events/replay.
+#include <fstream>
+#include <set>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "core/support/json.h"
+#include "test/mock_model/mock_model_server.h"
+#include "test/support/agentd_process.h"
+#include "test/support/temp_dir.h"
+
+namespace agentd {
+namespace {
+
+using support::Json;
+using testing::request;
+
+constexpr std::string_view kScript = R"({"exchanges": [
+  {"name": "read", "response": {"generate": {"provider": "anthropic", "text": "Reading.",
+     "tool_calls": [{"id": "toolu_buf", "name": "read_file", "input": {"path": "notes.txt"}}],
+     "usage": {"input_tokens": 100, "output_tokens": 20}}}},
+  {"name": "answer", "expect": {"body_contains": "unsaved editor text"},
+   "response": {"generate": {"provider": "anthropic", "text": "The buffer says so.",
+     "usage": {"input_tokens": 150, "output_tokens": 10}}}}]})";
+
+// The same turn, with no expectation on what the tool returned.
+constexpr std::string_view kPlainScript = R"({"exchanges": [
+  {"name": "read", "response": {"generate": {"provider": "anthropic", "text": "Reading.",
+     "tool_calls": [{"id": "toolu_buf", "name": "read_file", "input": {"path": "notes.txt"}}],
+     "usage": {"input_tokens": 100, "output_tokens": 20}}}},
+  {"name": "answer", "response": {"generate": {"provider": "anthropic", "text": "Done.",
+     "usage": {"input_tokens": 150, "output_tokens": 10}}}}]})";
+
+struct Fixture {
+  testing::TempDir dir;
+  std::unique_ptr<mock_model::MockModelServer> mock;
+  std::unique_ptr<testing::ChildProcess> agentd;
+  std::string session;
+
+  Fixture(bool client_reads_files, std::string_view script_text) {
+    std::filesystem::create_directories(dir.file("work"));
+    std::ofstream(dir.file("work/notes.txt")) << "text on disk\n";
+    auto script = mock_model::parse_script(*support::parse_json(script_text), dir.path());
+    EXPECT_TRUE(script);
+    auto server = mock_model::MockModelServer::start(std::move(*script));
+    EXPECT_TRUE(server);
+    mock = std::move(*server);
+    agentd = testing::start_agentd_with_mock(dir, mock->url());
+    request(*agentd, 0, "initialize",
+            std::string(R"({"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":)") +
+                (client_reads_files ? "true" : "false") + R"(,"writeTextFile":false}}})");
+    Json created = request(*agentd, 1, "session/new", R"({"cwd":")" + dir.file("work") + R"(","mcpServers":[]})");
+    session = created["result"]["sessionId"].is_string() ? created["result"]["sessionId"].as_string() : "";
+    EXPECT_FALSE(session.empty()) << created.dump();
+  }
+};
+
+TEST(AcpSession, ReadsGoThroughTheEditorWhenItOffersFiles) {
+  Fixture f(true, kScript);
+  int fs_requests = 0;
+  Json answer = request(
+      *f.agentd, 2, "session/prompt",
+      R"({"sessionId":")" + f.session + R"(","prompt":[{"type":"text","text":"read it"}]})", [&](const Json& m) {
+        if (!m["method"].is_string() || m["method"].as_string() != "fs/read_text_file") return;
+        ++fs_requests;
+        EXPECT_EQ(m["params"]["sessionId"].as_string(), f.session);
+        EXPECT_EQ(m["params"]["path"].as_string(), std::filesystem::canonical(f.dir.file("work/notes.txt")).string());
+        f.agentd->write(R"({"jsonrpc":"2.0","id":)" + m["id"].dump() +
+                        R"(,"result":{"content":"unsaved editor text\n"}})"
+                        "\n");
+      });
+  EXPECT_EQ(answer["result"]["stopReason"].as_string(), "end_turn") << answer.dump();
+  EXPECT_EQ(fs_requests, 1);
+  // The mock's second exchange expects the editor's text in the tool result.
+  auto requests = f.mock->requests();
+  ASSERT_EQ(requests.size(), 2U);
+  EXPECT_TRUE(requests[1]["expectation_failures"].size() == 0) << requests[1]["expectation_failures"].dump();
+}
+
+TEST(AcpSession, WithoutTheEditorReadsComeFromDisk) {
+  Fixture f(false, kPlainScript);
+  bool asked = false;
+  request(*f.agentd, 2, "session/prompt",
+          R"({"sessionId":")" + f.session + R"(","prompt":[{"type":"text","text":"read it"}]})", [&](const Json& m) {
+            asked = asked || (m["method"].is_string() && m["method"].as_string() == "fs/read_text_file");
+          });
+  EXPECT_FALSE(asked);
+  auto requests = f.mock->requests();
+  ASSERT_EQ(requests.size(), 2U);
+  EXPECT_NE(requests[1]["body"].dump().find("text on disk"), std::string::npos);
+}
+
+TEST(AcpSession, ExtensionMethodsReportTheTurn) {
+  Fixture f(false, kPlainScript);
+  std::int64_t last_seq = 0;
+  Json answer = request(*f.agentd, 2, "session/prompt",
+                        R"({"sessionId":")" + f.session + R"(","prompt":[{"type":"text","text":"read it"}]})",
+                        [&](const Json& m) {
+                          if (m["method"].is_string() && m["method"].as_string() == "session/update") {
+                            last_seq = m["params"]["_meta"]["agentd"]["seq"].as_int64();
+                          }
+                        });
+  ASSERT_TRUE(answer["result"]["_meta"]["agentd"]["turnId"].is_string()) << answer.dump();
+  const std::string turn = answer["result"]["_meta"]["agentd"]["turnId"].as_string();
+
+  // The span tree: turn.run at the root, the steps under it.
+  Json trace = request(*f.agentd, 3, "_agentd/trace/get", R"({"sessionId":")" + f.session + R"("})");
+  ASSERT_TRUE(trace.contains("result")) << trace.dump();
+  EXPECT_EQ(trace["result"]["turnId"].as_string(), turn);
+  ASSERT_EQ(trace["result"]["spans"].size(), 1U);
+  const Json& root = trace["result"]["spans"].as_array()[0];
+  EXPECT_EQ(root["name"].as_string(), "turn.run");
+  std::multiset<std::string> children;
+  for (const Json& c : root["children"].as_array()) children.insert(c["name"].as_string());
+  EXPECT_EQ(children.count("context.retrieve"), 1U);
+  EXPECT_EQ(children.count("model.call"), 2U);
+  EXPECT_EQ(children.count("tool.read_file"), 1U);
+  EXPECT_EQ(children.count("response.render"), 1U);
+
+  Json cost = request(*f.agentd, 4, "_agentd/cost/get", R"({"sessionId":")" + f.session + R"("})");
+  ASSERT_TRUE(cost.contains("result")) << cost.dump();
+  EXPECT_EQ(cost["result"]["session"]["inputTokens"].as_int64(), 250);
+  EXPECT_EQ(cost["result"]["session"]["outputTokens"].as_int64(), 30);
+  EXPECT_EQ(cost["result"]["session"]["modelCalls"].as_int64(), 2);
+  EXPECT_TRUE(cost["result"]["session"]["costUsd"].is_number()) << "claude-sonnet-4-5 is priced";
+
+  // Replay from the middle gives exactly the later updates, in order, as session/update params.
+  Json replay = request(*f.agentd, 5, "_agentd/events/replay", R"({"sessionId":")" + f.session + R"(","since":3})");
+  ASSERT_TRUE(replay.contains("result")) << replay.dump();
+  EXPECT_EQ(replay["result"]["lastSeq"].as_int64(), last_seq);
+  std::int64_t expected = 4;
+  for (const Json& e : replay["result"]["events"].as_array()) {
+    const std::int64_t seq = e["_meta"]["agentd"]["seq"].as_int64();
+    EXPECT_GE(seq, expected);
+    expected = seq + 1;
+    EXPECT_EQ(e["sessionId"].as_string(), f.session);
+  }
+
+  Json unknown = request(*f.agentd, 6, "_agentd/trace/get", R"({"sessionId":"s_nope"})");
+  EXPECT_EQ(unknown["error"]["code"].as_int64(), -32002) << unknown.dump();
+}
+
+}  // namespace
+}  // namespace agentd
