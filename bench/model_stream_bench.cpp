@@ -83,7 +83,7 @@ Trial run_trial(const std::string& url, bool decode) {
         request.body = R"({"model":"bench","stream":true})";
         auto response = co_await (*client)->send(request, [&](std::string_view bytes) {
           trial.bytes += bytes.size();
-          if (!decode) return true;
+          if (!decode) return model::BodyAction::more;
           const auto arrived = Clock::now();
           events.clear();
           decoder->feed(bytes, events);
@@ -95,7 +95,7 @@ Trial run_trial(const std::string& url, bool decode) {
               trial.complete = true;
             }
           }
-          return true;
+          return model::BodyAction::more;
         });
         if (!response) {
           failure = response.error().message();

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -86,7 +87,7 @@ Run run_once(const std::vector<std::string>& argv, Reply reply) {
 
 // One program measured over many runs.
 struct Probe {
-  const char* name;
+  std::string name;
   std::vector<std::string> argv;
   Reply reply;
   Samples wall_ms;
@@ -103,7 +104,8 @@ struct Probe {
 };
 
 void print_row(const Probe& p) {
-  std::printf("%-34s %8.3f %8.3f %8.3f   ", p.name, p.wall_ms.median(), p.wall_ms.percentile(90), p.wall_ms.min());
+  std::printf("%-34s %8.3f %8.3f %8.3f   ", p.name.c_str(), p.wall_ms.median(), p.wall_ms.percentile(90),
+              p.wall_ms.min());
   // Complete RSS figures only: a program that exits before we can sample it may leave gaps.
   if (p.rss_mb.size() == p.wall_ms.size()) {
     std::printf("%8.2f %8.2f", p.rss_mb.median(), p.rss_mb.max());
@@ -115,10 +117,11 @@ void print_row(const Probe& p) {
 
 void print_usage() {
   std::printf(
-      "usage: agentd_bench_startup [--runs N] [--quick] [--agentd PATH]\n"
-      "  --runs N       timed runs of each program (default %ld)\n"
-      "  --quick        %ld runs, for a smoke run in CI\n"
-      "  --agentd PATH  the agentd binary to measure (default: the one built with this benchmark)\n",
+      "usage: agentd_bench_startup [--runs N] [--quick] [--agentd PATH] [--compare PATH]...\n"
+      "  --runs N        timed runs of each program (default %ld)\n"
+      "  --quick         %ld runs, for a smoke run in CI\n"
+      "  --agentd PATH   the agentd binary to measure (default: the one built with this benchmark)\n"
+      "  --compare PATH  also measure this agentd build (--db FILE), interleaved with the others\n",
       kDefaultRuns, kQuickRuns);
 }
 
@@ -127,6 +130,7 @@ void print_usage() {
 int main(int argc, char** argv) {
   long runs = kDefaultRuns;
   std::string agentd_bin = AGENTD_BIN;
+  std::vector<std::string> compare_bins;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg == "--quick") {
@@ -140,6 +144,8 @@ int main(int argc, char** argv) {
       runs = *n;
     } else if (arg == "--agentd" && i + 1 < argc) {
       agentd_bin = argv[++i];
+    } else if (arg == "--compare" && i + 1 < argc) {
+      compare_bins.emplace_back(argv[++i]);
     } else if (arg == "--help" || arg == "-h") {
       print_usage();
       return 0;
@@ -172,7 +178,21 @@ int main(int argc, char** argv) {
     Probe version{"  phase: agentd --version", {agentd_bin, "--version"}, Reply::version_line, {}, {}, {}};
     Probe memory{
         "  phase: agentd --db :memory:", {agentd_bin, "--db", ":memory:"}, Reply::initialize_result, {}, {}, {}};
-    Probe* const probes[] = {&cat, &agentd, &version, &memory};
+    std::vector<Probe*> probes{&cat, &agentd, &version, &memory};
+    // Other builds (static vs shared libraries, say), each against its own database, run in the same
+    // rotation: under a changing load only an interleaved comparison means anything.
+    std::vector<Probe> compared;
+    compared.reserve(compare_bins.size());
+    for (std::size_t i = 0; i < compare_bins.size(); ++i) {
+      const std::string compare_db = (dir.path() / ("compare" + std::to_string(i) + ".db")).string();
+      std::vector<std::string> argv_i{compare_bins[i], "--db", compare_db};
+      run_once(argv_i, Reply::initialize_result);  // creates its database, untimed
+      const std::string base = std::filesystem::path(compare_bins[i]).filename().string();
+      compared.push_back(Probe{"compare: " + base, std::move(argv_i), Reply::initialize_result, {}, {}, {}});
+      std::printf("compare %zu: %s --db %s\n", i + 1, compare_bins[i].c_str(), compare_db.c_str());
+    }
+    for (Probe& p : compared) probes.push_back(&p);
+    if (!compared.empty()) std::printf("\n");
 
     // Warm-up runs first, then interleaved runs, so drift in machine load (2 shared cores) hits every
     // series alike.
@@ -192,6 +212,10 @@ int main(int argc, char** argv) {
         agentd::bench::own_max_rss_mib());
     std::printf("\nagentd / cat, median wall: %.2fx (agentd's own start-up: ~%.3f ms over the floor)\n",
                 agentd.wall_ms.median() / cat.wall_ms.median(), agentd.wall_ms.median() - cat.wall_ms.median());
+    for (const Probe& p : compared) {
+      std::printf("%s / agentd, median wall: %.2fx (%+.3f ms)\n", p.name.c_str(),
+                  p.wall_ms.median() / agentd.wall_ms.median(), p.wall_ms.median() - agentd.wall_ms.median());
+    }
 
     const double startup = agentd.wall_ms.median();
     const double rss = agentd.rss_mb.max();

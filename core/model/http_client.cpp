@@ -3,13 +3,16 @@
 // operation complete at once. Errors are read with as_tuple, never thrown.
 #include "core/model/http_client.h"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdlib>
+#include <exception>
 #include <map>
 #include <utility>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
@@ -56,6 +59,8 @@ namespace {
 constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
 constexpr std::size_t kHeaderLimit = std::size_t{64} * 1024;
 constexpr std::size_t kReadChunk = std::size_t{16} * 1024;
+
+using BodyParser = http::response_parser<http::buffer_body>;
 
 char ascii_lower(char c) noexcept { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
@@ -155,6 +160,28 @@ bool is_connection_drop(const error_code& ec) noexcept {
 }
 
 enum class Phase { connect, first_byte, body };
+
+// What becomes of a connection once its exchange is over.
+enum class Disposal { close, pool, drain };
+
+// Parses what is already buffered of a body the caller no longer wants, without touching the socket.
+// Adds the body bytes it drops to `dropped`; false when the body cannot end cleanly within `limit`.
+bool drop_buffered_body(BodyParser& parser, beast::flat_buffer& buffer, std::uint64_t& dropped, std::uint64_t limit) {
+  std::array<char, 4096> scratch;
+  while (!parser.is_done() && buffer.size() > 0) {
+    parser.get().body().data = scratch.data();
+    parser.get().body().size = scratch.size();
+    error_code ec;
+    const std::size_t used = parser.put(buffer.data(), ec);
+    buffer.consume(used);
+    dropped += scratch.size() - parser.get().body().size;
+    if (dropped > limit) return false;
+    if (ec == http::error::need_more) return true;  // the rest is still on its way
+    if (ec && ec != http::error::need_buffer) return false;
+    if (used == 0 && !ec) return true;  // no progress possible from these bytes alone
+  }
+  return true;
+}
 
 struct Connection {
   std::string key;
@@ -404,11 +431,44 @@ HttpFailure http_failure_of(const support::Error& error) noexcept {
 
 // ---- the client ----
 
-struct HttpClient::Impl {
+// The TLS context every https connection uses: system CAs (plus extra ones) and peer verification.
+// Errors carry an HttpFailure; a CA store that cannot be loaded means nothing can be verified.
+Result<std::unique_ptr<ssl::context>> make_tls_context(const HttpClientOptions& options) {
+  std::unique_ptr<ssl::context> context;
+  try {
+    context = std::make_unique<ssl::context>(ssl::context::tls_client);
+  } catch (const std::exception& e) {
+    return http_error(HttpFailure::tls, fmt::format("cannot create a TLS context: {}", e.what()));
+  }
+  error_code ec;
+  context->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
+                           ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1,
+                       ec);
+  if (ec) return http_error(HttpFailure::tls, fmt::format("TLS context options: {}", ec.message()));
+  if (options.use_system_ca) {
+    context->set_default_verify_paths(ec);
+    if (ec) {
+      return http_error(HttpFailure::tls_verify, fmt::format("cannot load the system CA store: {}", ec.message()));
+    }
+  }
+  if (!options.extra_ca_pem.empty()) {
+    context->add_certificate_authority(asio::buffer(options.extra_ca_pem), ec);
+    if (ec) return http_error(HttpFailure::bad_request, fmt::format("extra CA certificates: {}", ec.message()));
+  }
+  context->set_verify_mode(ssl::verify_peer, ec);
+  if (ec) return http_error(HttpFailure::tls, fmt::format("TLS verify mode: {}", ec.message()));
+  return context;
+}
+
+struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
   asio::any_io_executor executor;
   HttpClientOptions options;
-  ssl::context tls_context{ssl::context::tls_client};
+  // Made on the first https connection (by create() when there are extra CAs to check): OpenSSL's
+  // set-up and the system CA store cost 10 ms or more, which a daemon's start-up should not pay.
+  std::unique_ptr<ssl::context> tls_context;
   std::map<std::string, std::vector<std::shared_ptr<Connection>>> idle;
+  // Connections whose body is being read in the background after BodyAction::finish.
+  std::vector<std::shared_ptr<Connection>> draining;
 
   std::shared_ptr<Connection> take_idle(const std::string& key) {
     auto it = idle.find(key);
@@ -429,8 +489,20 @@ struct HttpClient::Impl {
     return found;
   }
 
+  Result<ssl::context*> tls() {
+    if (!tls_context) {
+      auto made = make_tls_context(options);
+      if (!made) return std::move(made).error();
+      tls_context = std::move(made).value();
+    }
+    return tls_context.get();
+  }
+
   void put_idle(std::shared_ptr<Connection> conn) {
-    if (options.max_idle_per_host == 0) return;
+    if (options.max_idle_per_host == 0) {
+      conn->close();
+      return;
+    }
     conn->idle_since = support::SteadyClock::now();
     conn->tcp().expires_never();
     auto& list = idle[conn->key];
@@ -439,6 +511,79 @@ struct HttpClient::Impl {
       list.front()->close();
       list.erase(list.begin());
     }
+  }
+
+  void close_all() {
+    for (auto& [key, list] : idle) {
+      for (auto& conn : list) conn->close();
+    }
+    idle.clear();
+    // A drain in flight then fails at once; it only holds a weak reference to us.
+    for (auto& conn : draining) conn->close();
+    draining.clear();
+  }
+
+  // Reads the rest of a body nobody wants any more, within the drain limits, then pools or closes the
+  // connection. Runs detached: the caller already has its response. It keeps the connection and parser
+  // alive itself and reaches the pool only through `owner`, so the client may go first (its destructor
+  // closes the socket, which ends the read at once).
+  static asio::awaitable<void> drain(std::weak_ptr<Impl> owner, std::shared_ptr<Connection> conn,
+                                     std::unique_ptr<BodyParser> parser, std::uint64_t dropped, std::uint64_t limit) {
+    bool clean = false;
+    // (No co_await inside ?: here: GCC 12 miscompiles the temporaries of that form.)
+    if (conn->tls) {
+      clean = co_await drain_on(*conn->tls, *conn, *parser, dropped, limit);
+    } else {
+      clean = co_await drain_on(*conn->plain, *conn, *parser, dropped, limit);
+    }
+    const std::shared_ptr<Impl> impl = owner.lock();
+    if (!impl) {
+      conn->close();
+      co_return;
+    }
+    impl->end_drain(conn, clean && parser->keep_alive());
+  }
+
+  template <class Stream>
+  static asio::awaitable<bool> drain_on(Stream& stream, Connection& conn, BodyParser& parser, std::uint64_t dropped,
+                                        std::uint64_t limit) {
+    std::array<char, kReadChunk> scratch;
+    while (!parser.is_done()) {
+      parser.get().body().data = scratch.data();
+      parser.get().body().size = scratch.size();
+      auto [ec, n] = co_await http::async_read_some(stream, conn.buffer, parser, kTuple);
+      if (ec == http::error::need_buffer) ec = {};
+      dropped += scratch.size() - parser.get().body().size;
+      if (ec || dropped > limit) co_return false;
+    }
+    co_return true;
+  }
+
+  std::chrono::milliseconds drain_budget() const { return std::min(options.drain_timeout, options.timeouts.idle); }
+
+  void start_drain(std::shared_ptr<Connection> conn, std::unique_ptr<BodyParser> parser, std::uint64_t dropped) {
+    conn->tcp().expires_after(drain_budget());  // when it passes the socket is closed, which ends the read
+    draining.push_back(conn);
+    // Only bad_alloc could escape drain(); the connection then closes with the coroutine's frame.
+    asio::co_spawn(executor,
+                   drain(weak_from_this(), std::move(conn), std::move(parser), dropped, options.drain_max_bytes),
+                   [](const std::exception_ptr&) {});
+  }
+
+  void end_drain(const std::shared_ptr<Connection>& conn, bool reusable) {
+    auto it = std::find(draining.begin(), draining.end(), conn);
+    if (it == draining.end()) {  // close_idle_connections() ended it meanwhile
+      conn->close();
+      return;
+    }
+    draining.erase(it);
+    if (reusable && conn->tcp().socket().is_open()) {
+      put_idle(conn);
+      return;
+    }
+    support::log::debug("http: closing a connection to {}: its body did not end cleanly within {} bytes and {} ms",
+                        conn->key, options.drain_max_bytes, drain_budget().count());
+    conn->close();
   }
 
   asio::awaitable<Result<std::shared_ptr<Connection>>> connect(const Url& target, const Url* proxy,
@@ -508,7 +653,9 @@ struct HttpClient::Impl {
     }
 
     if (target.https()) {
-      conn->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(std::move(*conn->plain), tls_context);
+      auto context = tls();
+      if (!context) co_return std::move(context).error();
+      conn->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(std::move(*conn->plain), **context);
       conn->plain.reset();
       SSL* native = conn->tls->native_handle();
       // SNI carries host names only (RFC 6066); an IP literal is verified against the certificate's IPs.
@@ -546,13 +693,15 @@ struct HttpClient::Impl {
   }
 
   // One request/response on `conn`. Sets `dead_before_response` when a reused connection turned out to
-  // be closed before any response byte (worth one retry on a fresh connection), and `reusable` when the
-  // connection may go back to the pool.
+  // be closed before any response byte (worth one retry on a fresh connection), and `disposal` to what
+  // should happen to the connection; for Disposal::drain, `unfinished` gets the parser of the body left
+  // to read and `dropped` the body bytes already dropped.
   template <class Stream>
   asio::awaitable<Result<HttpResponse>> exchange_on(Stream& stream, Connection& conn,
                                                     http::request<http::string_body>& request,
                                                     const HttpBodyCallback& on_body, Exchange& exchange, bool reused,
-                                                    bool& dead_before_response, bool& reusable) {
+                                                    bool& dead_before_response, Disposal& disposal,
+                                                    std::unique_ptr<BodyParser>& unfinished, std::uint64_t& dropped) {
     const HttpTimeouts& timeouts = options.timeouts;
     conn.tcp().expires_after(timeouts.first_byte);
     auto [write_ec, written] = co_await http::async_write(stream, request, kTuple);
@@ -560,7 +709,9 @@ struct HttpClient::Impl {
       dead_before_response = reused && !exchange.cancelled && is_connection_drop(write_ec);
       co_return transport_error(write_ec, Phase::first_byte, exchange, timeouts);
     }
-    http::response_parser<http::buffer_body> parser;
+    // On the heap: a drain after BodyAction::finish takes it over (Beast parsers cannot move).
+    auto owned_parser = std::make_unique<BodyParser>();
+    BodyParser& parser = *owned_parser;
     parser.body_limit(boost::none);  // model streams are long; Beast's default would cut them at 8 MB
     parser.header_limit(kHeaderLimit);
     auto [head_ec, head_bytes] = co_await http::async_read_header(stream, conn.buffer, parser, kTuple);
@@ -576,6 +727,7 @@ struct HttpClient::Impl {
       response.headers.push_back({std::string(field.name_string()), std::string(field.value())});
     }
     const bool deliver = response.ok_status();
+    BodyAction action = BodyAction::more;
     std::array<char, kReadChunk> chunk;
     while (!parser.is_done()) {
       parser.get().body().data = chunk.data();
@@ -588,10 +740,7 @@ struct HttpClient::Impl {
         response.body_bytes += got;
         const std::string_view piece(chunk.data(), got);
         if (deliver) {
-          if (!on_body(piece)) {
-            response.stopped = true;
-            break;
-          }
+          action = on_body(piece);
         } else {
           const std::size_t room =
               options.max_error_body - std::min(options.max_error_body, response.error_body.size());
@@ -599,8 +748,7 @@ struct HttpClient::Impl {
           if (piece.size() > room) {
             // An error body longer than the cap is not worth draining: drop the connection instead.
             response.error_body_truncated = true;
-            response.stopped = true;
-            break;
+            action = BodyAction::abort;
           }
         }
       }
@@ -612,9 +760,32 @@ struct HttpClient::Impl {
         response.body_error = transport_error(ec, Phase::body, exchange, timeouts);
         break;
       }
+      if (action != BodyAction::more) break;
     }
-    response.complete = parser.is_done() && !response.body_error && !response.stopped;
-    reusable = response.complete && parser.keep_alive() && !exchange.cancelled;
+    response.complete = parser.is_done() && !response.body_error;
+    response.stopped = action != BodyAction::more && !response.complete;
+    disposal = Disposal::close;
+    if (response.body_error || exchange.cancelled || action == BodyAction::abort || !parser.keep_alive() ||
+        options.max_idle_per_host == 0) {
+      co_return response;
+    }
+    if (parser.is_done()) {
+      disposal = Disposal::pool;
+      co_return response;
+    }
+    // BodyAction::finish mid-body. Often the rest is already buffered (a last chunk right behind the
+    // final event): then the connection is ready now. A length that is known to be too long is not read.
+    const std::uint64_t limit = options.drain_max_bytes;
+    if (!drop_buffered_body(parser, conn.buffer, dropped, limit)) co_return response;
+    if (parser.is_done()) {
+      disposal = Disposal::pool;
+      co_return response;
+    }
+    if (const auto remaining = parser.content_length_remaining(); remaining && dropped + *remaining > limit) {
+      co_return response;
+    }
+    disposal = Disposal::drain;
+    unfinished = std::move(owned_parser);
     co_return response;
   }
 
@@ -676,15 +847,17 @@ struct HttpClient::Impl {
       }
       exchange->connection = conn;
       bool dead_before_response = false;
-      bool reusable = false;
+      Disposal disposal = Disposal::close;
+      std::unique_ptr<BodyParser> unfinished;
+      std::uint64_t dropped = 0;
       // (No co_await inside ?: here: GCC 12 miscompiles the temporaries of that form.)
       std::optional<Result<HttpResponse>> result;
       if (conn->tls) {
         result.emplace(co_await exchange_on(*conn->tls, *conn, message, on_body, *exchange, reused,
-                                            dead_before_response, reusable));
+                                            dead_before_response, disposal, unfinished, dropped));
       } else {
         result.emplace(co_await exchange_on(*conn->plain, *conn, message, on_body, *exchange, reused,
-                                            dead_before_response, reusable));
+                                            dead_before_response, disposal, unfinished, dropped));
       }
       exchange->connection.reset();
       if (!*result && dead_before_response && attempt == 0) {
@@ -693,46 +866,37 @@ struct HttpClient::Impl {
         continue;
       }
       exchange->finished = true;
-      if (reusable) {
-        put_idle(std::move(conn));
-      } else {
-        conn->close();
+      // A cancellation that raced the end of the body still closes the connection at once.
+      if (cancel.cancelled() || exchange->cancelled) disposal = Disposal::close;
+      switch (disposal) {
+        case Disposal::pool: put_idle(std::move(conn)); break;
+        case Disposal::drain: start_drain(std::move(conn), std::move(unfinished), dropped); break;
+        case Disposal::close: conn->close(); break;
       }
       co_return std::move(*result);
     }
   }
 };
 
-HttpClient::HttpClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+HttpClient::HttpClient(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-HttpClient::~HttpClient() { close_idle_connections(); }
+HttpClient::~HttpClient() { impl_->close_all(); }
 
 Result<std::unique_ptr<HttpClient>> HttpClient::create(asio::any_io_executor executor, HttpClientOptions options) {
-  auto impl = std::make_unique<Impl>();
+  auto impl = std::make_shared<Impl>();
   impl->executor = std::move(executor);
   impl->options = std::move(options);
-  ssl::context& context = impl->tls_context;
-  error_code ec;
-  context.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
-                          ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1,
-                      ec);
-  if (ec) return support::make_error(Errc::internal, "TLS context options: {}", ec.message());
-  if (impl->options.use_system_ca) {
-    context.set_default_verify_paths(ec);
-    if (ec) return support::make_error(Errc::unavailable, "cannot load the system CA store: {}", ec.message());
-  }
+  // Extra CAs are checked now, so a bad one fails here rather than on the first model call.
   if (!impl->options.extra_ca_pem.empty()) {
-    context.add_certificate_authority(asio::buffer(impl->options.extra_ca_pem), ec);
-    if (ec) return support::make_error(Errc::invalid_argument, "extra CA certificates: {}", ec.message());
+    auto context = impl->tls();
+    if (!context) return std::move(context).error();
   }
-  context.set_verify_mode(ssl::verify_peer, ec);
-  if (ec) return support::make_error(Errc::internal, "TLS verify mode: {}", ec.message());
   return std::unique_ptr<HttpClient>(new HttpClient(std::move(impl)));
 }
 
 asio::awaitable<Result<HttpResponse>> HttpClient::send(HttpRequest request, HttpBodyCallback on_body,
                                                        support::CancelToken cancel) {
-  if (!on_body) on_body = [](std::string_view) { return true; };
+  if (!on_body) on_body = [](std::string_view) { return BodyAction::more; };
   try {
     Result<HttpResponse> result = co_await impl_->send(std::move(request), on_body, cancel);
     co_return result;
@@ -748,11 +912,8 @@ std::size_t HttpClient::idle_connections() const noexcept {
   return n;
 }
 
-void HttpClient::close_idle_connections() {
-  for (auto& [key, list] : impl_->idle) {
-    for (auto& conn : list) conn->close();
-  }
-  impl_->idle.clear();
-}
+std::size_t HttpClient::draining_connections() const noexcept { return impl_->draining.size(); }
+
+void HttpClient::close_idle_connections() { impl_->close_all(); }
 
 }  // namespace agentd::core::model

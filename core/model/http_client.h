@@ -84,6 +84,10 @@ struct HttpClientOptions {
   std::size_t max_idle_per_host = 4;
   std::chrono::milliseconds idle_ttl{60'000};           // a pooled connection older than this is closed
   std::size_t max_error_body = std::size_t{64} * 1024;  // bytes of a non-2xx body kept for the caller
+  // After BodyAction::finish: the rest of the body is read and dropped, at most this many bytes within
+  // this time (and never longer than timeouts.idle), so the connection can go back to the pool.
+  std::size_t drain_max_bytes = std::size_t{64} * 1024;
+  std::chrono::milliseconds drain_timeout{5'000};
   std::string user_agent = "agentd";
 };
 
@@ -123,7 +127,7 @@ struct HttpResponse {
   bool error_body_truncated = false;
   std::uint64_t body_bytes = 0;  // body bytes received (all of them, also past the error cap)
   bool complete = false;         // the body ended as framed (length, last chunk, or a clean close)
-  bool stopped = false;          // the body callback asked to stop reading
+  bool stopped = false;          // the body callback returned finish or abort before the body ended
   // The body failed after the head (idle timeout, reset, cancellation, bad chunk framing). Its
   // native_code is an HttpFailure.
   std::optional<support::Error> body_error;
@@ -132,13 +136,25 @@ struct HttpResponse {
   bool ok_status() const noexcept { return status >= 200 && status < 300; }
 };
 
-// Called for each piece of a 2xx body as it arrives (never for non-2xx). Return false to stop reading:
-// the call then returns with `stopped` set and the connection is not reused.
-using HttpBodyCallback = std::function<bool(std::string_view chunk)>;
+// What the body callback wants after a piece of the body.
+enum class BodyAction {
+  more,  // keep reading
+  // The caller has all it needs (a model stream's terminal event): send() returns now, and the rest of
+  // the body is read in the background, within drain_max_bytes and drain_timeout. A body that then ends
+  // cleanly returns its connection to the pool; any other is closed. A cancelled request is never drained.
+  finish,
+  abort,  // stop reading and close the connection
+};
+
+// Called for each piece of a 2xx body as it arrives (never for non-2xx). Anything but `more` makes the
+// call return with `stopped` set.
+using HttpBodyCallback = std::function<BodyAction(std::string_view chunk)>;
 
 class HttpClient {
  public:
-  // Fails when extra_ca_pem does not parse or the TLS context cannot be set up.
+  // Fails when extra_ca_pem does not parse. Cheap otherwise: the TLS context (OpenSSL's set-up and the
+  // system CA store, 10 ms or more; bench/README.md) is made on the first https connection, and a
+  // failure there (no CA store) fails that request with HttpFailure::tls_verify.
   static support::Result<std::unique_ptr<HttpClient>> create(boost::asio::any_io_executor executor,
                                                              HttpClientOptions options);
   ~HttpClient();
@@ -154,12 +170,16 @@ class HttpClient {
 
   // Connections kept for reuse, over all hosts.
   std::size_t idle_connections() const noexcept;
+  // Connections whose body is still being read after BodyAction::finish (see there).
+  std::size_t draining_connections() const noexcept;
+  // Closes the idle connections and the draining ones.
   void close_idle_connections();
 
  private:
   struct Impl;
-  explicit HttpClient(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
+  explicit HttpClient(std::shared_ptr<Impl> impl);
+  // Shared so a background drain can tell, through a weak_ptr, that the client is gone.
+  std::shared_ptr<Impl> impl_;
 };
 
 }  // namespace agentd::core::model

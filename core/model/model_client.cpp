@@ -373,7 +373,9 @@ asio::awaitable<StreamResult> ModelClient::stream(ModelRequest request, EventCal
     HttpBodyCallback on_body = [&](std::string_view chunk) {
       decoder->feed(chunk, pending);
       drain();
-      return !decoder->done();
+      // After the terminal event only the body's framing is left: HttpClient reads it in the background
+      // so the connection is reused, and this call returns now.
+      return decoder->done() ? BodyAction::finish : BodyAction::more;
     };
 
     HttpRequest http_request = *built;

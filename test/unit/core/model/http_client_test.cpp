@@ -1,9 +1,15 @@
-// HttpClient against scripted servers on 127.0.0.1: streaming, size, keep-alive, timeouts, cancellation,
-// proxies and TLS verification. Every wait is a bounded run of the io_context; nothing sleeps.
+// HttpClient against scripted servers on 127.0.0.1: streaming, size, keep-alive (also after a caller finishes
+// early), timeouts, cancellation, proxies and TLS verification. Every wait is a bounded run of the io_context;
+// nothing sleeps.
 #include "core/model/http_client.h"
 
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdlib>
 #include <exception>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <optional>
@@ -43,7 +49,7 @@ template <class T>
 std::optional<T> run_bounded(asio::io_context& io, asio::awaitable<T> task, std::chrono::milliseconds limit = 10s) {
   std::optional<T> out;
   bool done = false;
-  asio::co_spawn(io, store_into(std::move(task), &out), [&done](std::exception_ptr) { done = true; });
+  asio::co_spawn(io, store_into(std::move(task), &out), [&done](const std::exception_ptr&) { done = true; });
   const auto deadline = Clock::now() + limit;
   while (!done && Clock::now() < deadline) {
     if (io.run_one_until(deadline) == 0 && io.stopped()) io.restart();
@@ -72,7 +78,7 @@ class HttpClientTest : public ::testing::Test {
   }
 
   Outcome post(HttpClient& client, const std::string& url, support::CancelToken cancel = {},
-               std::function<bool(std::string_view)> also = nullptr, std::chrono::milliseconds limit = 10s) {
+               std::function<BodyAction(std::string_view)> also = nullptr, std::chrono::milliseconds limit = 10s) {
     Outcome outcome;
     HttpRequest request;
     request.url = url;
@@ -83,11 +89,20 @@ class HttpClientTest : public ::testing::Test {
                                      std::move(request),
                                      [&outcome, &also](std::string_view piece) {
                                        outcome.chunks.emplace_back(piece);
-                                       return also ? also(piece) : true;
+                                       return also ? also(piece) : BodyAction::more;
                                      },
                                      std::move(cancel)),
                                  limit);
     return outcome;
+  }
+
+  // Runs the loop until `done` holds, for at most `limit`: how tests wait for background work.
+  bool run_until(const std::function<bool()>& done, std::chrono::milliseconds limit = 5s) {
+    const auto deadline = Clock::now() + limit;
+    while (!done() && Clock::now() < deadline) {
+      if (io_.run_one_until(deadline) == 0 && io_.stopped()) io_.restart();
+    }
+    return done();
   }
 
   asio::io_context io_;
@@ -190,7 +205,7 @@ TEST_F(HttpClientTest, StreamsChunkedBodyPieceByPiece) {
   auto client = make_client();
   auto outcome = post(*client, server.url("/v1/messages"), {}, [&server](std::string_view piece) {
     if (piece == "event: a\n\n") server.open_gate(1);
-    return true;
+    return BodyAction::more;
   });
   ASSERT_TRUE(outcome.result);
   ASSERT_TRUE(*outcome.result) << outcome.result->error().message();
@@ -223,7 +238,7 @@ TEST_F(HttpClientTest, ReadsBodiesLargerThanBeastsDefaultLimit) {
 
 TEST_F(HttpClientTest, ChunkedBodyLargerThanDefaultLimit) {
   std::string stream(kChunkedHead);
-  const std::string piece(64 * 1024, 'y');
+  const std::string piece(std::size_t{64} * 1024, 'y');
   for (int i = 0; i < 140; ++i) stream += chunk(piece);  // 8.75 MiB
   stream += chunk("");
   RawHttpServer server(io_, {{RawStep::read_request(), RawStep::write(stream)}});
@@ -308,10 +323,216 @@ TEST_F(HttpClientTest, FreshConnectionClosedBeforeResponseIsAnError) {
   EXPECT_EQ(server.accepted(), 1);  // a fresh connection is not silently retried: the retry policy decides
 }
 
+TEST_F(HttpClientTest, PooledConnectionClosedWhileIdleIsReplacedWithoutAnError) {
+  // The server answers as if it kept the connection (no "Connection: close"), then closes it while it
+  // sits in our pool: the classic stale keep-alive socket. The next request must not see it.
+  RawHttpServer server(io_, {{RawStep::read_request(), RawStep::write(http_response(200, "one")), RawStep::close()},
+                             {RawStep::read_request(), RawStep::write(http_response(200, "two"))}});
+  auto client = make_client();
+  auto first = post(*client, server.url());
+  ASSERT_TRUE(first.result && *first.result);
+  EXPECT_EQ(client->idle_connections(), 1u);
+  ASSERT_TRUE(run_until([&] { return server.ended() == 1; }));
+  auto second = post(*client, server.url());
+  ASSERT_TRUE(second.result);
+  ASSERT_TRUE(*second.result) << second.result->error().message();
+  EXPECT_EQ(second.body(), "two");
+  EXPECT_FALSE((*second.result)->reused_connection);
+  EXPECT_EQ(server.accepted(), 2);
+  EXPECT_EQ(server.requests().size(), 2u);  // seen dead in the pool: the request went out once
+}
+
+// ---- BodyAction::finish: the caller stops at the stream's end, the connection is kept ----
+
+// What a model client does: finish at the piece that holds the terminal event.
+BodyAction finish_at_stop(std::string_view piece) {
+  return piece.find("STOP") != std::string_view::npos ? BodyAction::finish : BodyAction::more;
+}
+
+TEST_F(HttpClientTest, FinishWithTheRestOfTheBodyBufferedPoolsTheConnectionAtOnce) {
+  // One write: the last chunk arrives with the final event, so no wait is needed to reuse the connection.
+  RawHttpServer server(
+      io_, {{RawStep::read_request(),
+             RawStep::write(std::string(kChunkedHead) + chunk("data: 1\n\n") + chunk("event: STOP\n\n") + chunk("")),
+             RawStep::read_request(), RawStep::write(http_response(200, "two"))}});
+  auto client = make_client();
+  auto first = post(*client, server.url(), {}, finish_at_stop);
+  ASSERT_TRUE(first.result && *first.result);
+  EXPECT_EQ(first.body(), "data: 1\n\nevent: STOP\n\n");
+  EXPECT_EQ(client->idle_connections(), 1u);
+  EXPECT_EQ(client->draining_connections(), 0u);
+  auto second = post(*client, server.url());
+  ASSERT_TRUE(second.result && *second.result);
+  EXPECT_TRUE((*second.result)->reused_connection);
+  EXPECT_EQ(second.body(), "two");
+  EXPECT_EQ(server.accepted(), 1);
+}
+
+TEST_F(HttpClientTest, FinishReturnsAtOnceAndTheTailIsDrainedInTheBackground) {
+  // The rest of the body is held back until the test opens the gate: send() must have returned before.
+  RawHttpServer server(
+      io_, {{RawStep::read_request(),
+             RawStep::write(std::string(kChunkedHead) + chunk("data: 1\n\n") + chunk("event: STOP\n\n")),
+             RawStep::gate(1), RawStep::write(chunk(": trailing comment\n\n") + chunk("")), RawStep::read_request(),
+             RawStep::write(http_response(200, "two"))}});
+  auto client = make_client();
+  auto first = post(*client, server.url(), {}, finish_at_stop);
+  ASSERT_TRUE(first.result && *first.result);
+  const HttpResponse& response = **first.result;
+  EXPECT_TRUE(response.stopped);
+  EXPECT_FALSE(response.complete);
+  EXPECT_FALSE(response.body_error);
+  EXPECT_EQ(first.body(), "data: 1\n\nevent: STOP\n\n");
+  EXPECT_EQ(client->draining_connections(), 1u);
+  EXPECT_EQ(client->idle_connections(), 0u);
+
+  server.open_gate(1);
+  ASSERT_TRUE(run_until([&] { return client->idle_connections() == 1; }));
+  EXPECT_EQ(client->draining_connections(), 0u);
+  auto second = post(*client, server.url());
+  ASSERT_TRUE(second.result && *second.result) << (second.result ? second.result->error().message() : "timeout");
+  EXPECT_TRUE((*second.result)->reused_connection);
+  EXPECT_EQ(second.body(), "two");
+  EXPECT_EQ(first.chunks.size(), 2u);  // the drained tail never reaches the callback
+  EXPECT_EQ(server.accepted(), 1);
+}
+
+TEST_F(HttpClientTest, TailOverTheDrainLimitClosesTheConnection) {
+  const std::string filler(std::size_t{16} * 1024, 'z');
+  std::string tail;
+  for (int i = 0; i < 5; ++i) tail += chunk(filler);  // 80 KiB after the final event: over the 64 KiB default
+  RawHttpServer server(io_,
+                       {{RawStep::read_request(), RawStep::write(std::string(kChunkedHead) + chunk("event: STOP\n\n")),
+                         RawStep::write(tail), RawStep::write(chunk("")), RawStep::read_request(),
+                         RawStep::write(http_response(200, "must not be used"))},
+                        {RawStep::read_request(), RawStep::write(http_response(200, "fresh"))}});
+  auto client = make_client();
+  auto first = post(*client, server.url(), {}, finish_at_stop);
+  ASSERT_TRUE(first.result && *first.result);
+  ASSERT_TRUE(run_until([&] { return client->draining_connections() == 0 && server.ended() == 1; }));
+  EXPECT_EQ(client->idle_connections(), 0u);
+  auto second = post(*client, server.url());
+  ASSERT_TRUE(second.result && *second.result);
+  EXPECT_EQ(second.body(), "fresh");
+  EXPECT_FALSE((*second.result)->reused_connection);
+  EXPECT_EQ(server.accepted(), 2);
+}
+
+TEST_F(HttpClientTest, TailUnderTheDrainLimitKeepsTheConnection) {
+  const std::string filler(std::size_t{16} * 1024, 'z');
+  std::string tail;
+  for (int i = 0; i < 3; ++i) tail += chunk(filler);  // 48 KiB: under the 64 KiB default
+  RawHttpServer server(io_,
+                       {{RawStep::read_request(), RawStep::write(std::string(kChunkedHead) + chunk("event: STOP\n\n")),
+                         RawStep::write(tail), RawStep::write(chunk("")), RawStep::read_request(),
+                         RawStep::write(http_response(200, "two"))}});
+  auto client = make_client();
+  auto first = post(*client, server.url(), {}, finish_at_stop);
+  ASSERT_TRUE(first.result && *first.result);
+  ASSERT_TRUE(run_until([&] { return client->idle_connections() == 1; }));
+  auto second = post(*client, server.url());
+  ASSERT_TRUE(second.result && *second.result);
+  EXPECT_TRUE((*second.result)->reused_connection);
+  EXPECT_EQ(server.accepted(), 1);
+}
+
+TEST_F(HttpClientTest, ContentLengthTailOverTheLimitIsNotRead) {
+  // The length says 100 KiB are left after the final event: not worth reading, closed at once.
+  const std::string head = "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(13 + 100 * 1024) + "\r\n\r\n";
+  RawHttpServer server(io_, {{RawStep::read_request(), RawStep::write(head + "event: STOP\n\n")}});
+  auto client = make_client();
+  auto first = post(*client, server.url(), {}, finish_at_stop);
+  ASSERT_TRUE(first.result && *first.result);
+  EXPECT_EQ(client->draining_connections(), 0u);
+  EXPECT_EQ(client->idle_connections(), 0u);
+  EXPECT_TRUE(run_until([&] { return server.ended() == 1; }));
+}
+
+TEST_F(HttpClientTest, ContentLengthTailIsDrainedAndTheConnectionKept) {
+  const std::string tail = ": padding\n\n";
+  const std::string head = "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(13 + tail.size()) + "\r\n\r\n";
+  RawHttpServer server(
+      io_, {{RawStep::read_request(), RawStep::write(head + "event: STOP\n\n"), RawStep::gate(1), RawStep::write(tail),
+             RawStep::read_request(), RawStep::write(http_response(200, "two"))}});
+  auto client = make_client();
+  auto first = post(*client, server.url(), {}, finish_at_stop);
+  ASSERT_TRUE(first.result && *first.result);
+  EXPECT_EQ(client->draining_connections(), 1u);
+  server.open_gate(1);
+  ASSERT_TRUE(run_until([&] { return client->idle_connections() == 1; }));
+  auto second = post(*client, server.url());
+  ASSERT_TRUE(second.result && *second.result);
+  EXPECT_TRUE((*second.result)->reused_connection);
+  EXPECT_EQ(server.accepted(), 1);
+}
+
+TEST_F(HttpClientTest, SlowTailIsClosedAfterTheDrainTimeoutWithoutDelayingTheCaller) {
+  // The body never ends: the caller gets its response at once, the drain gives up after drain_timeout.
+  RawHttpServer server(
+      io_, {{RawStep::read_request(), RawStep::write(std::string(kChunkedHead) + chunk("event: STOP\n\n"))}});
+  HttpClientOptions options;
+  options.drain_timeout = 200ms;
+  options.timeouts.idle = 30s;
+  auto client = make_client(options);
+  auto first = post(*client, server.url(), {}, finish_at_stop);
+  const auto returned_at = Clock::now();
+  ASSERT_TRUE(first.result && *first.result);
+  EXPECT_EQ(client->draining_connections(), 1u);
+  ASSERT_TRUE(run_until([&] { return client->draining_connections() == 0; }));
+  EXPECT_GE(Clock::now() - returned_at, 150ms);
+  EXPECT_EQ(client->idle_connections(), 0u);
+  EXPECT_TRUE(run_until([&] { return server.ended() == 1; }));
+}
+
+TEST_F(HttpClientTest, CancelledWhenFinishingClosesInsteadOfDraining) {
+  // Even with the whole body at hand (which would pool the connection), a cancelled request closes it.
+  RawHttpServer server(io_, {{RawStep::read_request(),
+                              RawStep::write(std::string(kChunkedHead) + chunk("event: STOP\n\n") + chunk(""))}});
+  auto client = make_client();
+  support::CancelSource source;
+  auto first = post(*client, server.url(), source.token(), [&source](std::string_view piece) {
+    source.cancel();
+    return finish_at_stop(piece);
+  });
+  ASSERT_TRUE(first.result && *first.result);
+  EXPECT_EQ(client->draining_connections(), 0u);
+  EXPECT_EQ(client->idle_connections(), 0u);
+  EXPECT_TRUE(run_until([&] { return server.ended() == 1; }));
+}
+
+TEST_F(HttpClientTest, DestroyingTheClientEndsADrain) {
+  RawHttpServer server(
+      io_, {{RawStep::read_request(), RawStep::write(std::string(kChunkedHead) + chunk("event: STOP\n\n"))}});
+  auto client = make_client();
+  auto first = post(*client, server.url(), {}, finish_at_stop);
+  ASSERT_TRUE(first.result && *first.result);
+  ASSERT_EQ(client->draining_connections(), 1u);
+  client.reset();
+  EXPECT_TRUE(run_until([&] { return server.ended() == 1; }));
+}
+
+TEST_F(HttpClientTest, ConnectionCloseResponseIsNotDrained) {
+  RawHttpServer server(io_,
+                       {{RawStep::read_request(),
+                         RawStep::write("HTTP/1.1 200 OK\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                                        chunk("event: STOP\n\n")),
+                         RawStep::gate(1), RawStep::write(chunk("")), RawStep::close()},
+                        {RawStep::read_request(), RawStep::write(http_response(200, "two"))}});
+  auto client = make_client();
+  auto first = post(*client, server.url(), {}, finish_at_stop);
+  ASSERT_TRUE(first.result && *first.result);
+  EXPECT_EQ(client->draining_connections(), 0u);
+  EXPECT_EQ(client->idle_connections(), 0u);
+  auto second = post(*client, server.url());
+  ASSERT_TRUE(second.result && *second.result);
+  EXPECT_EQ(second.body(), "two");
+  EXPECT_EQ(server.accepted(), 2);
+}
+
 // ---- errors and timeouts ----
 
 TEST_F(HttpClientTest, ErrorStatusKeepsBoundedBodyAndHeaders) {
-  const std::string big(100 * 1024, 'e');
+  const std::string big(std::size_t{100} * 1024, 'e');
   RawHttpServer server(
       io_, {{RawStep::read_request(),
              RawStep::write(http_response(429, R"({"error":"slow down"})", "retry-after: 3\r\n", "Too Many Requests")),
@@ -465,7 +686,7 @@ TEST_F(HttpClientTest, CancelMidStreamReturnsPromptly) {
   auto outcome = post(*client, server.url(), source.token(), [&](std::string_view) {
     cancelled_at = Clock::now();
     source.cancel();
-    return true;
+    return BodyAction::more;
   });
   const auto returned_at = Clock::now();
   ASSERT_TRUE(outcome.result);
@@ -518,7 +739,7 @@ TEST_F(HttpClientTest, CallbackCanStopReading) {
   RawHttpServer server(
       io_, {{RawStep::read_request(), RawStep::write(std::string(kChunkedHead) + chunk("first")), RawStep::hold()}});
   auto client = make_client();
-  auto outcome = post(*client, server.url(), {}, [](std::string_view) { return false; });
+  auto outcome = post(*client, server.url(), {}, [](std::string_view) { return BodyAction::abort; });
   ASSERT_TRUE(outcome.result && *outcome.result);
   EXPECT_TRUE((*outcome.result)->stopped);
   EXPECT_FALSE((*outcome.result)->complete);
@@ -562,20 +783,20 @@ TEST_F(HttpClientTest, NoProxyBypassesTheProxy) {
 class HttpTlsTest : public HttpClientTest {
  protected:
   static void SetUpTestSuite() {
-    good_ = new testing::TestCertificate(
+    good_cert = new testing::TestCertificate(
         testing::make_self_signed("agentd test", "DNS:localhost,DNS:api.test.invalid,IP:127.0.0.1"));
-    other_ = new testing::TestCertificate(testing::make_self_signed("elsewhere", "DNS:elsewhere.test.invalid"));
+    other_cert = new testing::TestCertificate(testing::make_self_signed("elsewhere", "DNS:elsewhere.test.invalid"));
   }
   static void TearDownTestSuite() {
-    delete good_;
-    delete other_;
+    delete good_cert;
+    delete other_cert;
   }
-  static inline testing::TestCertificate* good_ = nullptr;
-  static inline testing::TestCertificate* other_ = nullptr;
+  static inline testing::TestCertificate* good_cert = nullptr;
+  static inline testing::TestCertificate* other_cert = nullptr;
 };
 
 TEST_F(HttpTlsTest, RefusesSelfSignedCertificateByDefault) {
-  auto tls = testing::make_server_tls(*good_);
+  auto tls = testing::make_server_tls(*good_cert);
   RawHttpServer server(io_, {{RawStep::read_request(), RawStep::write(http_response(200, "secret"))}}, tls.get());
   auto client = make_client();
   auto outcome = post(*client, server.url());
@@ -587,13 +808,13 @@ TEST_F(HttpTlsTest, RefusesSelfSignedCertificateByDefault) {
 }
 
 TEST_F(HttpTlsTest, AcceptsCertificateWhenItsCaIsAdded) {
-  auto tls = testing::make_server_tls(*good_);
+  auto tls = testing::make_server_tls(*good_cert);
   RawHttpServer server(io_,
                        {{RawStep::read_request(), RawStep::write(http_response(200, "secret")), RawStep::read_request(),
                          RawStep::write(http_response(200, "again"))}},
                        tls.get());
   HttpClientOptions options;
-  options.extra_ca_pem = good_->cert_pem;
+  options.extra_ca_pem = good_cert->cert_pem;
   auto client = make_client(options);
   auto outcome = post(*client, server.url("/v1/messages"));
   ASSERT_TRUE(outcome.result);
@@ -614,11 +835,54 @@ TEST_F(HttpTlsTest, AcceptsCertificateWhenItsCaIsAdded) {
   EXPECT_EQ(by_name.body(), "named");
 }
 
+TEST_F(HttpTlsTest, PooledTlsConnectionClosedWhileIdleIsReplacedWithoutAnError) {
+  auto tls = testing::make_server_tls(*good_cert);
+  RawHttpServer server(io_,
+                       {{RawStep::read_request(), RawStep::write(http_response(200, "one")), RawStep::close()},
+                        {RawStep::read_request(), RawStep::write(http_response(200, "two"))}},
+                       tls.get());
+  HttpClientOptions options;
+  options.extra_ca_pem = good_cert->cert_pem;
+  auto client = make_client(options);
+  auto first = post(*client, server.url());
+  ASSERT_TRUE(first.result && *first.result) << (first.result ? first.result->error().message() : "timeout");
+  EXPECT_EQ(client->idle_connections(), 1u);
+  ASSERT_TRUE(run_until([&] { return server.ended() == 1; }));
+  auto second = post(*client, server.url());
+  ASSERT_TRUE(second.result);
+  ASSERT_TRUE(*second.result) << second.result->error().message();
+  EXPECT_EQ(second.body(), "two");
+  EXPECT_FALSE((*second.result)->reused_connection);
+  EXPECT_EQ(server.accepted(), 2);
+}
+
+TEST_F(HttpTlsTest, FinishedTlsStreamKeepsItsConnection) {
+  auto tls = testing::make_server_tls(*good_cert);
+  RawHttpServer server(
+      io_,
+      {{RawStep::read_request(),
+        RawStep::write(std::string(kChunkedHead) + chunk("data: 1\n\n") + chunk("event: STOP\n\n")), RawStep::gate(1),
+        RawStep::write(chunk("")), RawStep::read_request(), RawStep::write(http_response(200, "two"))}},
+      tls.get());
+  HttpClientOptions options;
+  options.extra_ca_pem = good_cert->cert_pem;
+  auto client = make_client(options);
+  auto first = post(*client, server.url(), {}, finish_at_stop);
+  ASSERT_TRUE(first.result && *first.result) << (first.result ? first.result->error().message() : "timeout");
+  EXPECT_EQ(client->draining_connections(), 1u);
+  server.open_gate(1);
+  ASSERT_TRUE(run_until([&] { return client->idle_connections() == 1; }));
+  auto second = post(*client, server.url());
+  ASSERT_TRUE(second.result && *second.result);
+  EXPECT_TRUE((*second.result)->reused_connection);
+  EXPECT_EQ(server.accepted(), 1);
+}
+
 TEST_F(HttpTlsTest, RefusesCertificateForAnotherHostEvenWhenTrusted) {
-  auto tls = testing::make_server_tls(*other_);
+  auto tls = testing::make_server_tls(*other_cert);
   RawHttpServer server(io_, {{RawStep::read_request(), RawStep::write(http_response(200, "secret"))}}, tls.get());
   HttpClientOptions options;
-  options.extra_ca_pem = other_->cert_pem;
+  options.extra_ca_pem = other_cert->cert_pem;
   auto client = make_client(options);
   auto outcome = post(*client, server.url());
   ASSERT_TRUE(outcome.result);
@@ -629,11 +893,11 @@ TEST_F(HttpTlsTest, RefusesCertificateForAnotherHostEvenWhenTrusted) {
 }
 
 TEST_F(HttpTlsTest, HttpsThroughConnectProxy) {
-  auto tls = testing::make_server_tls(*good_);
+  auto tls = testing::make_server_tls(*good_cert);
   RawHttpServer origin(io_, {{RawStep::read_request(), RawStep::write(http_response(200, "tunnelled"))}}, tls.get());
   testing::TunnelProxy proxy(io_, origin.port());
   HttpClientOptions options;
-  options.extra_ca_pem = good_->cert_pem;
+  options.extra_ca_pem = good_cert->cert_pem;
   options.proxy.https_proxy = *parse_url("http://127.0.0.1:" + std::to_string(proxy.port()));
   auto client = make_client(options);
   // A name that cannot resolve: only the proxy can reach it, and TLS verifies that name, not the proxy's.
@@ -660,6 +924,66 @@ TEST_F(HttpTlsTest, ProxyRefusingConnectIsAProxyFailure) {
   ASSERT_FALSE(*outcome.result);
   EXPECT_EQ(failure_of(outcome), HttpFailure::proxy) << outcome.result->error().message();
   EXPECT_NE(outcome.result->error().message().find("407"), std::string::npos);
+}
+
+// Sets or clears an environment variable for one scope, then puts back what was there.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) saved_ = old;  // NOLINT(concurrency-mt-unsafe): tests run one by one
+    set(value);
+  }
+  ~ScopedEnv() { set(saved_ ? saved_->c_str() : nullptr); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  void set(const char* value) {
+    if (value != nullptr) {
+      ::setenv(name_, value, 1);  // NOLINT(concurrency-mt-unsafe)
+    } else {
+      ::unsetenv(name_);  // NOLINT(concurrency-mt-unsafe)
+    }
+  }
+  const char* name_;
+  std::optional<std::string> saved_;
+};
+
+TEST_F(HttpTlsTest, DefaultClientVerifiesAgainstTheSystemCaStore) {
+  // The default client uses the system store, found the way OpenSSL always finds it. SSL_CERT_FILE (its
+  // standard override of the store's location) first names a file holding only our test CA, then is
+  // cleared so the built-in location (the distribution's store) applies. The TLS context is made on a
+  // client's first https request, which is when the variable is read.
+  auto tls = testing::make_server_tls(*good_cert);
+  RawHttpServer server(io_,
+                       {{RawStep::read_request(), RawStep::write(http_response(200, "trusted"))},
+                        {RawStep::read_request(), RawStep::write(http_response(200, "must not be trusted"))}},
+                       tls.get());
+  const std::filesystem::path ca_file =
+      std::filesystem::temp_directory_path() / ("agentd_http_test_ca_" + std::to_string(::getpid()) + ".pem");
+  std::ofstream(ca_file) << good_cert->cert_pem;
+  Outcome trusted;
+  {
+    const ScopedEnv env("SSL_CERT_FILE", ca_file.c_str());
+    auto client = HttpClient::create(io_.get_executor(), HttpClientOptions{});
+    ASSERT_TRUE(client);
+    trusted = post(**client, server.url());
+  }
+  std::filesystem::remove(ca_file);
+  ASSERT_TRUE(trusted.result);
+  ASSERT_TRUE(*trusted.result) << trusted.result->error().message();
+  EXPECT_EQ(trusted.body(), "trusted");
+
+  Outcome refused;
+  {
+    const ScopedEnv env("SSL_CERT_FILE", nullptr);
+    auto client = HttpClient::create(io_.get_executor(), HttpClientOptions{});
+    ASSERT_TRUE(client);
+    refused = post(**client, server.url());
+  }
+  ASSERT_TRUE(refused.result);
+  ASSERT_FALSE(*refused.result);
+  EXPECT_EQ(failure_of(refused), HttpFailure::tls_verify) << refused.result->error().message();
 }
 
 TEST(HttpClientCreate, RejectsUnparsableExtraCa) {

@@ -1,7 +1,8 @@
 // ModelClient: the provider request bodies (against our fixtures and the shared reference requests), and
 // whole streamed calls against the in-process mock model server over loopback: text and tool turns, the
 // retry loop (429 with retry-after, 529, 500, a drop before headers), failures that must not be retried,
-// stalls, and cancellation. Every wait is bounded; nothing sleeps.
+// stalls, and cancellation. Then connection reuse across calls, against a scripted server that counts
+// connections. Every wait is bounded; nothing sleeps.
 #include "core/model/model_client.h"
 
 #include <unistd.h>
@@ -10,10 +11,12 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -26,6 +29,8 @@
 #include "core/support/log.h"
 #include "core/support/trace.h"
 #include "test/mock_model/mock_model_server.h"
+#include "test/mock_model/mock_script.h"
+#include "test/unit/core/model/raw_http_server.h"
 
 namespace agentd::core::model {
 namespace {
@@ -204,6 +209,10 @@ class ModelClientStreamTest : public ::testing::Test {
     auto server = mock_model::MockModelServer::start(std::move(script).value());
     ASSERT_TRUE(server) << server.error().message();
     server_ = std::move(server).value();
+    start_http();
+  }
+
+  void start_http() {
     HttpClientOptions options;
     options.use_system_ca = false;
     options.timeouts.connect = 5s;
@@ -215,11 +224,24 @@ class ModelClientStreamTest : public ::testing::Test {
   }
 
   ModelConfig config(Provider provider, std::string model = {}) {
+    return config_at(server_->url(), provider, std::move(model));
+  }
+
+  static ModelConfig config_at(const std::string& origin, Provider provider, std::string model = {}) {
     if (model.empty()) model = provider == Provider::anthropic ? "claude-sonnet-4-5" : "gpt-4.1";
     auto config = default_model_config(provider, std::move(model));
-    config.base_url = server_->url() + (provider == Provider::openai ? "/v1" : "");
+    config.base_url = origin + (provider == Provider::openai ? "/v1" : "");
     config.api_key_env = kKeyVar;
     return config;
+  }
+
+  // Runs the loop until `done` holds, for at most `limit`: how tests wait for background work.
+  bool run_until(const std::function<bool()>& done, std::chrono::milliseconds limit = 5s) {
+    const auto deadline = Clock::now() + limit;
+    while (!done() && Clock::now() < deadline) {
+      if (io_.run_one_until(deadline) == 0 && io_.stopped()) io_.restart();
+    }
+    return done();
   }
 
   ModelClientOptions options() {
@@ -570,6 +592,8 @@ TEST_F(ModelClientStreamTest, CancelMidStreamReturnsPromptly) {
   EXPECT_FALSE(r.result->error->retryable);
   EXPECT_LT(finished_at - *cancelled_at, 200ms);
   EXPECT_EQ(r.result->attempts, 1);
+  EXPECT_EQ(http_->idle_connections(), 0U);  // closed at once, neither pooled nor drained
+  EXPECT_EQ(http_->draining_connections(), 0U);
 }
 
 TEST_F(ModelClientStreamTest, CancelDuringRetryWaitReturnsPromptly) {
@@ -628,6 +652,177 @@ TEST_F(ModelClientStreamTest, UnpricedModelReportsUnpriced) {
   EXPECT_EQ(r.result->done->usage->output_tokens, 2U);
   EXPECT_FALSE(find_price(client.config().model).has_value());
   EXPECT_TRUE(find_price("gpt-4.1").has_value());
+}
+
+// ---- connection reuse: a streamed reply must leave its connection in the pool ----
+
+using testing::RawHttpServer;
+using testing::RawScript;
+using testing::RawStep;
+
+enum class Framing { chunked, content_length };
+
+// A streamed reply as an API server writes it: the head, one write per SSE event, then `tail` (more body
+// after the terminal event, which the client must drop) and the end of the body.
+std::vector<RawStep> streamed_reply(const std::vector<std::string>& events, Framing framing,
+                                    std::string_view extra_headers = "", const std::string& tail = "") {
+  std::string head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n";
+  head += extra_headers;
+  std::size_t length = tail.size();
+  for (const auto& event : events) length += event.size();
+  head += framing == Framing::chunked ? std::string("Transfer-Encoding: chunked\r\n")
+                                      : "Content-Length: " + std::to_string(length) + "\r\n";
+  head += "\r\n";
+  std::vector<RawStep> steps{RawStep::write(head)};
+  const auto body = [framing](const std::string& bytes) {
+    return framing == Framing::chunked ? testing::chunk(bytes) : bytes;
+  };
+  for (const auto& event : events) steps.push_back(RawStep::write(body(event)));
+  if (!tail.empty()) steps.push_back(RawStep::write(body(tail)));
+  if (framing == Framing::chunked) steps.push_back(RawStep::write(testing::chunk("")));
+  return steps;
+}
+
+std::vector<std::string> text_turn(Provider provider, const std::string& text, std::size_t exchange) {
+  mock_model::GenerateSpec spec;
+  spec.text = text;
+  return provider == Provider::anthropic ? mock_model::generate_anthropic_stream(spec, "claude-sonnet-4-5", exchange)
+                                         : mock_model::generate_openai_stream(spec, "gpt-4.1", exchange);
+}
+
+// read a request, play `reply`; as many times as there are replies.
+RawScript serve_each(const std::vector<std::vector<RawStep>>& replies, bool close_after_last = false) {
+  RawScript script;
+  for (const auto& reply : replies) {
+    script.push_back(RawStep::read_request());
+    script.insert(script.end(), reply.begin(), reply.end());
+  }
+  if (close_after_last) script.push_back(RawStep::close());
+  return script;
+}
+
+struct ReuseCase {
+  Provider provider;
+  Framing framing;
+};
+
+class ModelClientReuseTest : public ModelClientStreamTest, public ::testing::WithParamInterface<ReuseCase> {};
+
+TEST_P(ModelClientReuseTest, TwoStreamedCallsShareOneConnection) {
+  const auto [provider, framing] = GetParam();
+  RawHttpServer server(io_, {serve_each({streamed_reply(text_turn(provider, "First answer.", 1), framing),
+                                         streamed_reply(text_turn(provider, "Second answer.", 2), framing)})});
+  start_http();
+  ModelClient client(config_at(server.url(""), provider), *http_, options());
+
+  const CallRun first = run(client, hello());
+  ASSERT_TRUE(first.result);
+  EXPECT_TRUE(first.result->ok);
+  EXPECT_EQ(first.text(), "First answer.");
+  // The end of the body may still be on its way when the call returns; it is read in the background.
+  ASSERT_TRUE(run_until([&] { return http_->idle_connections() == 1; }));
+
+  const CallRun second = run(client, hello());
+  ASSERT_TRUE(second.result);
+  EXPECT_TRUE(second.result->ok);
+  EXPECT_EQ(second.result->attempts, 1);
+  EXPECT_EQ(second.text(), "Second answer.");
+  EXPECT_EQ(server.accepted(), 1);
+  EXPECT_EQ(server.requests().size(), 2U);
+}
+
+INSTANTIATE_TEST_SUITE_P(ProvidersAndFramings, ModelClientReuseTest,
+                         ::testing::Values(ReuseCase{Provider::anthropic, Framing::chunked},
+                                           ReuseCase{Provider::anthropic, Framing::content_length},
+                                           ReuseCase{Provider::openai, Framing::chunked},
+                                           ReuseCase{Provider::openai, Framing::content_length}),
+                         [](const ::testing::TestParamInfo<ReuseCase>& info) {
+                           return std::string(info.param.provider == Provider::anthropic ? "Anthropic" : "OpenAi") +
+                                  (info.param.framing == Framing::chunked ? "Chunked" : "ContentLength");
+                         });
+
+TEST_F(ModelClientStreamTest, TailAfterTheTerminalEventWithinTheBoundKeepsTheConnection) {
+  // Some servers send keep-alive comments or padding after the last event; a few KiB are read and dropped.
+  std::string padding;
+  for (int i = 0; i < 100; ++i) padding += ": keep-alive padding, ignore me\n\n";
+  RawHttpServer server(
+      io_, {serve_each({streamed_reply(text_turn(Provider::anthropic, "One.", 1), Framing::chunked, "", padding),
+                        streamed_reply(text_turn(Provider::anthropic, "Two.", 2), Framing::chunked)})});
+  start_http();
+  ModelClient client(config_at(server.url(""), Provider::anthropic), *http_, options());
+  const CallRun first = run(client, hello());
+  ASSERT_TRUE(first.result);
+  EXPECT_TRUE(first.result->ok);
+  ASSERT_TRUE(run_until([&] { return http_->idle_connections() == 1; }));
+  const CallRun second = run(client, hello());
+  ASSERT_TRUE(second.result);
+  EXPECT_TRUE(second.result->ok);
+  EXPECT_EQ(second.text(), "Two.");
+  EXPECT_EQ(server.accepted(), 1);
+}
+
+TEST_F(ModelClientStreamTest, TailAfterTheTerminalEventOverTheBoundClosesTheConnection) {
+  const std::string padding(std::size_t{96} * 1024, ' ');  // over the 64 KiB drain limit
+  const auto first_reply =
+      streamed_reply(text_turn(Provider::openai, "One.", 1), Framing::chunked, "", ": " + padding + "\n\n");
+  RawHttpServer server(
+      io_, {serve_each({first_reply, streamed_reply(text_turn(Provider::openai, "unused", 2), Framing::chunked)}),
+            serve_each({streamed_reply(text_turn(Provider::openai, "Two.", 2), Framing::chunked)})});
+  start_http();
+  ModelClient client(config_at(server.url(""), Provider::openai), *http_, options());
+  const CallRun first = run(client, hello());
+  ASSERT_TRUE(first.result);
+  EXPECT_TRUE(first.result->ok);
+  EXPECT_EQ(first.text(), "One.");
+  ASSERT_TRUE(run_until([&] { return http_->draining_connections() == 0 && server.ended() == 1; }));
+  EXPECT_EQ(http_->idle_connections(), 0U);
+  const CallRun second = run(client, hello());
+  ASSERT_TRUE(second.result);
+  EXPECT_TRUE(second.result->ok);
+  EXPECT_EQ(second.result->attempts, 1);
+  EXPECT_EQ(second.text(), "Two.");
+  EXPECT_EQ(server.accepted(), 2);
+}
+
+TEST_F(ModelClientStreamTest, ServerClosingAfterTheStreamMeansAFreshConnectionAndNoError) {
+  RawHttpServer server(
+      io_, {serve_each(
+                {streamed_reply(text_turn(Provider::anthropic, "One.", 1), Framing::chunked, "Connection: close\r\n")},
+                true),
+            serve_each({streamed_reply(text_turn(Provider::anthropic, "Two.", 2), Framing::chunked)})});
+  start_http();
+  ModelClient client(config_at(server.url(""), Provider::anthropic), *http_, options());
+  const CallRun first = run(client, hello());
+  ASSERT_TRUE(first.result);
+  EXPECT_TRUE(first.result->ok);
+  EXPECT_EQ(http_->idle_connections(), 0U);
+  EXPECT_EQ(http_->draining_connections(), 0U);
+  const CallRun second = run(client, hello());
+  ASSERT_TRUE(second.result);
+  EXPECT_TRUE(second.result->ok);
+  EXPECT_EQ(second.result->attempts, 1);
+  EXPECT_EQ(second.text(), "Two.");
+  EXPECT_EQ(server.accepted(), 2);
+}
+
+TEST_F(ModelClientStreamTest, ConnectionClosedWhileIdleIsReplacedWithoutAnError) {
+  // No "Connection: close": the connection is pooled, then the server drops it before the next call.
+  RawHttpServer server(
+      io_, {serve_each({streamed_reply(text_turn(Provider::openai, "One.", 1), Framing::content_length)}, true),
+            serve_each({streamed_reply(text_turn(Provider::openai, "Two.", 2), Framing::content_length)})});
+  start_http();
+  ModelClient client(config_at(server.url(""), Provider::openai), *http_, options());
+  const CallRun first = run(client, hello());
+  ASSERT_TRUE(first.result);
+  EXPECT_TRUE(first.result->ok);
+  ASSERT_TRUE(run_until([&] { return http_->draining_connections() == 0 && server.ended() == 1; }));
+  const CallRun second = run(client, hello());
+  ASSERT_TRUE(second.result);
+  EXPECT_TRUE(second.result->ok);
+  EXPECT_EQ(second.result->attempts, 1);
+  EXPECT_EQ(second.text(), "Two.");
+  EXPECT_EQ(server.accepted(), 2);
+  EXPECT_EQ(server.requests().size(), 2U);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // Test servers for the HTTP client: RawHttpServer plays scripted bytes on 127.0.0.1 (pauses, gates the
-// test opens, closes at a chosen byte, stalls) and counts connections; TunnelProxy is a minimal CONNECT
-// proxy; make_self_signed() builds a certificate with the OpenSSL API. Everything runs on the test's
+// test opens, closes at a chosen byte, stalls) and counts connections opened and ended; TunnelProxy is a minimal
+// CONNECT proxy; make_self_signed() builds a certificate with the OpenSSL API. Everything runs on the test's
 // io_context, so tests drive it with bounded run loops and never sleep.
 #pragma once
 
@@ -96,6 +96,9 @@ class RawHttpServer {
     return std::string(state_->tls ? "https" : "http") + "://127.0.0.1:" + std::to_string(port()) + std::string(path);
   }
   int accepted() const { return state_->accepted; }
+  // Connections that are over on our side: the script closed them, or the client left (seen by a read or
+  // a write failing). A `hold` or a closed gate does not notice the client leaving.
+  int ended() const { return state_->ended; }
   // Every request read, head and body, in arrival order.
   const std::vector<std::string>& requests() const { return state_->requests; }
   // Bytes written by `write` steps that reached the socket, over all connections.
@@ -128,6 +131,7 @@ class RawHttpServer {
     asio::ssl::context* tls = nullptr;
     std::vector<RawScript> scripts;
     int accepted = 0;
+    int ended = 0;
     bool stopped = false;
     std::uint64_t bytes_written = 0;
     std::vector<std::string> requests;
@@ -157,11 +161,12 @@ class RawHttpServer {
     if (state->tls != nullptr) {
       asio::ssl::stream<tcp::socket&> stream(*socket, *state->tls);
       auto [ec] = co_await stream.async_handshake(asio::ssl::stream_base::server, asio::as_tuple(asio::use_awaitable));
-      if (ec) co_return;  // the client refused our certificate, or gave up
-      co_await play(state, stream, *socket, script);
+      // Otherwise the client refused our certificate, or gave up.
+      if (!ec) co_await play(state, stream, *socket, script);
     } else {
       co_await play(state, *socket, *socket, script);
     }
+    ++state->ended;
   }
 
   template <class Stream>
