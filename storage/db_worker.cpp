@@ -48,12 +48,16 @@ void DbWorker::stop() {
   work_ready_.notify_one();
 }
 
-void DbWorker::write(WriteJob job, Done done) {
+void DbWorker::write(WriteJob job, Done done, Durability durability) {
   {
     std::lock_guard lock(mutex_);
     if (!stopping_) {
-      queue_.push_back(Item{next_ticket_++, false, std::move(job), std::move(done), {}});
-      work_ready_.notify_one();
+      // A `process` write nobody waits for does not wake the worker: it rides along with the next write
+      // that is waited for (or a read, flush or stop), which saves a thread wake-up and usually a commit
+      // per job. Its durability promise holds from that commit on.
+      const bool wake = done || durability == Durability::disk;
+      queue_.push_back(Item{next_ticket_++, false, durability, std::move(job), std::move(done), {}});
+      if (wake) work_ready_.notify_one();
       return;
     }
   }
@@ -63,7 +67,7 @@ void DbWorker::write(WriteJob job, Done done) {
 bool DbWorker::read(ReadJob job) {
   std::lock_guard lock(mutex_);
   if (stopping_) return false;
-  queue_.push_back(Item{next_ticket_++, true, {}, {}, std::move(job)});
+  queue_.push_back(Item{next_ticket_++, true, Durability::disk, {}, {}, std::move(job)});
   work_ready_.notify_one();
   return true;
 }
@@ -76,6 +80,7 @@ void DbWorker::flush() {
   }
   std::unique_lock lock(mutex_);
   const std::uint64_t target = next_ticket_ - 1;
+  work_ready_.notify_one();  // lazy writes may be queued with nobody having woken the worker
   progressed_.wait(lock, [&] { return completed_ >= target; });
 }
 
@@ -110,6 +115,7 @@ void DbWorker::run() {
 
     completed_ = batch.back().ticket;
     stats_.transactions += delta.transactions;
+    stats_.synced += delta.synced;
     stats_.writes += delta.writes;
     stats_.failed_writes += delta.failed_writes;
     stats_.reads += delta.reads;
@@ -158,12 +164,28 @@ Result<void> DbWorker::run_in_savepoint(const WriteJob& job) {
   return result;
 }
 
+Result<void> DbWorker::set_synchronous(bool full) {
+  if (synchronous_full_ == full) return support::ok();
+  if (auto r = db_->exec(full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL"); !r) return r;
+  synchronous_full_ = full;
+  return support::ok();
+}
+
 void DbWorker::run_writes(std::vector<Item>& batch, Stats& stats) {
   std::vector<Result<void>> results(batch.size());
   std::optional<Transaction> tx;
   std::size_t tx_first = 0;  // the first job of the open transaction
 
-  for (std::size_t i = 0; i < batch.size(); ++i) {
+  const bool sync =
+      std::any_of(batch.begin(), batch.end(), [](const Item& item) { return item.durability == Durability::disk; });
+  bool runnable = true;
+  if (auto r = set_synchronous(sync); !r) {
+    // Not knowing whether COMMIT will fsync, no job may hear "ok" for a promise that might not hold.
+    for (auto& result : results) result = Error(r.error()).context("setting the commit's durability");
+    runnable = false;
+  }
+
+  for (std::size_t i = 0; runnable && i < batch.size(); ++i) {
     if (!tx) {
       auto begun = Transaction::begin(*db_);
       if (!begun) {
@@ -196,6 +218,7 @@ void DbWorker::run_writes(std::vector<Item>& batch, Stats& stats) {
       }
     } else {
       ++stats.transactions;
+      if (sync) ++stats.synced;
     }
     tx.reset();  // rolls back if the commit failed
   }

@@ -1,6 +1,7 @@
 // DbWorker: the one thread that does SQLite work, so the event loop never waits on a disk. Writes are
-// group-committed: whatever queues while the worker is busy commits in one transaction (one fsync for
-// many events), and each job hears back only after that COMMIT, so "ok" means durable.
+// group-committed: whatever queues while the worker is busy commits in one transaction, and each job
+// hears back only after that COMMIT. How durable "committed" is, each write says (Durability): in the
+// WAL file (survives the process being killed), or also fsync'ed (survives a power loss).
 #pragma once
 
 #include <condition_variable>
@@ -10,12 +11,24 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include "storage/sqlite.h"
 
 namespace agentd::storage {
+
+// What a write's `done` promises. The WAL is append-only and replayed in order, so one `disk` commit
+// makes every `process` commit before it durable on disk too: a stream of events can be written at
+// `process` level (no fsync each) and made power-safe by one `disk` write where it is acknowledged.
+enum class Durability {
+  // COMMIT wrote the transaction into the WAL file (SQLite's synchronous=NORMAL): a crash or kill -9 of
+  // this process keeps it; an OS crash or power loss may lose it.
+  process,
+  // COMMIT also fsync'ed the WAL (synchronous=FULL): it survives a power loss.
+  disk,
+};
 
 class DbWorker {
  public:
@@ -31,14 +44,15 @@ class DbWorker {
 
   struct Stats {
     std::uint64_t transactions = 0;   // batch transactions committed
+    std::uint64_t synced = 0;         // of those, committed with an fsync (a `disk` write was in them)
     std::uint64_t writes = 0;         // write jobs run
     std::uint64_t failed_writes = 0;  // write jobs whose done got an error
     std::uint64_t reads = 0;          // read jobs run
     std::size_t largest_batch = 0;    // most write jobs taken at once
   };
 
-  // Takes the connection (opened with open_database, so WAL and synchronous=FULL are set) and starts
-  // the thread. From here on the connection is used on the worker thread only.
+  // Takes the connection (opened with open_database, so it is in WAL mode) and starts the thread. From
+  // here on the connection is used on the worker thread only, which sets synchronous per batch.
   explicit DbWorker(std::unique_ptr<Connection> connection, Options options);
   explicit DbWorker(std::unique_ptr<Connection> connection) : DbWorker(std::move(connection), Options{}) {}
   // stop(), then waits until everything queued before it has run and committed.
@@ -52,8 +66,10 @@ class DbWorker {
   // thread after the COMMIT, with the job's error, or else the commit's error, which every job of the
   // batch then shares. Jobs may use the stores (their transactions nest as savepoints) but must not
   // COMMIT or ROLLBACK themselves. After stop() the job is dropped and `done` gets Errc::unavailable
-  // at once, on the calling thread.
-  void write(WriteJob job, Done done = {});
+  // at once, on the calling thread. A batch holding any `disk` write commits with an fsync. A `process`
+  // write without `done` is lazy: it does not wake the worker, and runs with the next write that has a
+  // `done` or is `disk`, or the next read, flush() or stop().
+  void write(WriteJob job, Done done = {}, Durability durability = Durability::disk);
   // Queues a read: it runs in FIFO order after every write queued before it has committed
   // (read-your-writes), outside any transaction; an exception it throws is logged. Returns false, and
   // drops the job, after stop().
@@ -72,6 +88,7 @@ class DbWorker {
   struct Item {
     std::uint64_t ticket = 0;  // FIFO position; flush() waits for the ticket it saw last
     bool is_read = false;
+    Durability durability = Durability::disk;
     WriteJob write;
     Done done;
     ReadJob read;
@@ -82,9 +99,12 @@ class DbWorker {
   void run_writes(std::vector<Item>& batch, Stats& stats);
   void run_read(Item& item, Stats& stats);
   Result<void> run_in_savepoint(const WriteJob& job);
+  // Sets PRAGMA synchronous for the next commit (FULL when it must reach the disk, else NORMAL).
+  Result<void> set_synchronous(bool full);
 
   std::unique_ptr<Connection> db_;
   const Options options_;
+  std::optional<bool> synchronous_full_;  // what PRAGMA synchronous is set to; worker thread only
 
   mutable std::mutex mutex_;
   std::condition_variable work_ready_;  // the worker waits here for items or stop

@@ -1,6 +1,8 @@
 // EngineStore: the engine's door to SQLite. Every statement runs on the storage::DbWorker thread, never
 // on the event loop; writes are group-committed there, and their completions come back to the caller's
-// executor. A write's completion means the data is durable (after COMMIT).
+// executor. A write's completion means it is committed, as durable as the write asked (storage::Durability):
+// events stream at `process` level (in the WAL, safe from kill -9), and what the client is acknowledged
+// (a prompt's answer, a created session) waits for a `disk` commit, whose fsync covers everything before.
 #pragma once
 
 #include <functional>
@@ -24,39 +26,51 @@ class EngineStore {
  public:
   explicit EngineStore(storage::DbWorker& worker) : worker_(worker) {}
 
-  // Fire-and-forget write; `done` (optional) runs on `executor` once the write is durable or failed.
+  // Fire-and-forget write at `process` durability, for what streams during a turn (events, messages,
+  // spans, usage): the turn's closing `disk` barrier makes it power-safe before the prompt is answered.
+  void stream(storage::DbWorker::WriteJob job) { worker_.write(std::move(job), {}, storage::Durability::process); }
+
+  // Fire-and-forget write; `done` (optional) runs on `executor` once the write is committed or failed.
   void write(storage::DbWorker::WriteJob job, boost::asio::any_io_executor executor,
-             std::function<void(support::Result<void>)> done = {}) {
+             std::function<void(support::Result<void>)> done = {},
+             storage::Durability durability = storage::Durability::disk) {
     if (!done) {
-      worker_.write(std::move(job));
+      worker_.write(std::move(job), {}, durability);
       return;
     }
-    worker_.write(std::move(job), [executor, done = std::move(done)](support::Result<void> result) mutable {
-      boost::asio::post(executor,
-                        [done = std::move(done), result = std::move(result)]() mutable { done(std::move(result)); });
-    });
+    worker_.write(
+        std::move(job),
+        [executor, done = std::move(done)](support::Result<void> result) mutable {
+          boost::asio::post(
+              executor, [done = std::move(done), result = std::move(result)]() mutable { done(std::move(result)); });
+        },
+        durability);
   }
 
-  // A write awaited until durable. Not a coroutine: it returns the operation itself, so the job is
-  // moved straight into it (GCC 12 mishandles class temporaries passed to coroutines; callers also
-  // keep jobs in named variables for that reason).
+  // A write awaited until committed (by default on disk). Not a coroutine: it returns the operation
+  // itself, so the job is moved straight into it (GCC 12 mishandles class temporaries passed to
+  // coroutines; callers also keep jobs in named variables for that reason).
   template <class Job>
-  auto write_durable(Job job) {
+  auto write_durable(Job job, storage::Durability durability = storage::Durability::disk) {
     return boost::asio::async_initiate<const boost::asio::use_awaitable_t<>, void(support::Result<void>)>(
-        [this](auto handler, Job j) {
+        [this, durability](auto handler, Job j) {
           auto executor = boost::asio::get_associated_executor(handler);
           auto shared = std::make_shared<decltype(handler)>(std::move(handler));
-          worker_.write(std::move(j), [executor, shared](support::Result<void> result) mutable {
-            boost::asio::post(executor,
-                              [shared, result = std::move(result)]() mutable { (*shared)(std::move(result)); });
-          });
+          worker_.write(
+              std::move(j),
+              [executor, shared](support::Result<void> result) mutable {
+                boost::asio::post(executor,
+                                  [shared, result = std::move(result)]() mutable { (*shared)(std::move(result)); });
+              },
+              durability);
         },
         boost::asio::use_awaitable, std::move(job));
   }
 
-  // Completes once every write queued before it is durable.
-  auto barrier() {
-    return write_durable([](storage::Connection&) -> support::Result<void> { return support::ok(); });
+  // Completes once every write queued before it is committed at `durability` (a `disk` barrier makes
+  // all earlier `process` writes power-safe too).
+  auto barrier(storage::Durability durability = storage::Durability::disk) {
+    return write_durable([](storage::Connection&) -> support::Result<void> { return support::ok(); }, durability);
   }
 
   // Runs `fn(Connection&) -> Result<T>` on the worker, after every write queued before it.

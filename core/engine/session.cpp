@@ -62,7 +62,7 @@ class TurnSpanSink final : public support::SpanSink {
  public:
   TurnSpanSink(EngineStore& store, std::string turn_id) : store_(store), turn_id_(std::move(turn_id)) {}
   void record(support::SpanRecord span) override {
-    store_.worker().write([turn = turn_id_, span = std::move(span)](storage::Connection& db) {
+    store_.stream([turn = turn_id_, span = std::move(span)](storage::Connection& db) {
       return storage::SpanStore(db).append(turn, span);
     });
   }
@@ -140,18 +140,38 @@ std::string Session::emit(EngineEvent event) {
   record.kind = std::string(event_kind(sequenced.event));
   record.payload_json = event_payload_json(sequenced.event);
   record.created_at_ms = support::unix_millis_now();
-  const std::int64_t seq = sequenced.seq;
   undelivered_.push_back(std::move(sequenced));
+  unwritten_.push_back(std::move(record));
+  if (!write_scheduled_) {
+    write_scheduled_ = true;
+    asio::post(strand_, [self = shared_from_this()] { self->write_events(); });
+  }
+  return {};
+}
+
+void Session::write_events() {
+  write_scheduled_ = false;
+  if (unwritten_.empty()) return;
+  const std::int64_t last_seq = unwritten_.back().seq;
   engine_.store->write(
-      [record = std::move(record)](storage::Connection& db) { return storage::EventStore(db).append(record); }, strand_,
-      [self = shared_from_this(), seq](const Result<void>& result) {
+      [records = std::move(unwritten_)](storage::Connection& db) -> Result<void> {
+        storage::EventStore store(db);
+        for (const auto& record : records) {
+          if (auto r = store.append(record); !r) return r;
+        }
+        return support::ok();
+      },
+      strand_,
+      [self = shared_from_this(), last_seq](const Result<void>& result) {
         if (!result) {
-          log::error("session {}: event {} was not stored: {}", self->info_.id, seq, result.error().message());
+          log::error("session {}: events up to {} were not stored: {}", self->info_.id, last_seq,
+                     result.error().message());
           self->storage_error_ = result.error();
         }
-        self->deliver_durable(seq);
-      });
-  return {};
+        self->deliver_durable(last_seq);
+      },
+      storage::Durability::process);
+  unwritten_.clear();
 }
 
 void Session::deliver_durable(std::int64_t up_to) {
@@ -163,8 +183,8 @@ void Session::deliver_durable(std::int64_t up_to) {
 }
 
 void Session::persist_message(const model::Message& message, const std::string& turn_id) {
-  engine_.store->worker().write([session = info_.id, role = std::string(role_name(message.role)),
-                                 json = message_to_json(message, turn_id)](storage::Connection& db) -> Result<void> {
+  engine_.store->stream([session = info_.id, role = std::string(role_name(message.role)),
+                         json = message_to_json(message, turn_id)](storage::Connection& db) -> Result<void> {
     auto seq = storage::SessionStore(db).append_message(session, role, json);
     if (!seq) return std::move(seq).error();
     return {};
@@ -186,6 +206,7 @@ void Session::persist_metadata() {
 
 asio::awaitable<Result<void>> Session::flush() {
   co_await asio::dispatch(strand_, asio::use_awaitable);
+  write_events();
   auto result = co_await engine_.store->barrier();
   co_await asio::dispatch(strand_, asio::use_awaitable);
   co_return result;
@@ -326,8 +347,7 @@ asio::awaitable<Result<TurnOutcome>> Session::prompt(PromptInput input, CancelTo
   turn_record.seq = turn_seq;
   turn_record.input = input.text;
   turn_record.started_at_ms = started;
-  engine_.store->worker().write(
-      [turn_record](storage::Connection& db) { return storage::TurnStore(db).begin(turn_record); });
+  engine_.store->stream([turn_record](storage::Connection& db) { return storage::TurnStore(db).begin(turn_record); });
 
   TurnSpanSink sink(*engine_.store, turn_id);
   support::Tracer tracer(&sink);
@@ -367,7 +387,7 @@ asio::awaitable<Result<TurnOutcome>> Session::prompt(PromptInput input, CancelTo
       w.end_object();
     }
     const std::string stop = outcome ? std::string(stop_reason_id(outcome->stop_reason)) : std::string("error");
-    engine_.store->worker().write(
+    engine_.store->stream(
         [turn_id, stop, turn_meta = std::move(turn_meta), ended = support::unix_millis_now()](storage::Connection& db) {
           return storage::TurnStore(db).finish(turn_id, ended, stop, turn_meta);
         });
@@ -375,6 +395,7 @@ asio::awaitable<Result<TurnOutcome>> Session::prompt(PromptInput input, CancelTo
     if (!is_slash_command(turn_record.input)) previous_turn_cost_ = turn_cost_;
     last_turn_id_ = turn_id;
     current_turn_id_.clear();
+    write_events();
     flushed = co_await engine_.store->barrier();
     co_await asio::dispatch(strand_, asio::use_awaitable);
     render.set_attribute("last_seq", seq_);
@@ -427,7 +448,7 @@ void Session::record_usage(const model::Usage& usage, const std::string& turn_id
   record.cache_read_tokens = static_cast<std::int64_t>(usage.cache_read_tokens);
   record.cost_usd = cost;
   record.created_at_ms = support::unix_millis_now();
-  engine_.store->worker().write([record](storage::Connection& db) -> Result<void> {
+  engine_.store->stream([record](storage::Connection& db) -> Result<void> {
     auto id = storage::UsageStore(db).append(record);
     if (!id) return std::move(id).error();
     return {};
@@ -709,8 +730,9 @@ asio::awaitable<model::ToolResultBlock> Session::execute_tool_call(const model::
       prompt.input_digest = input_digest(input);
       prompt.reason = decision.reason;
       // The client must see the call (tool_call, its input) before it is asked about it: wait until
-      // every earlier event is durable, and so delivered.
-      auto delivered = co_await engine_.store->barrier();
+      // every earlier event is stored, and so delivered.
+      write_events();
+      auto delivered = co_await engine_.store->barrier(storage::Durability::process);
       co_await asio::dispatch(strand_, asio::use_awaitable);
       if (!delivered) log::warn("session {}: {}", info_.id, delivered.error().message());
       auto answer = co_await frontend_->ask_permission(std::move(prompt), cancel);

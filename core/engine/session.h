@@ -28,6 +28,7 @@
 #include "core/support/cancel.h"
 #include "core/support/result.h"
 #include "core/support/trace.h"
+#include "storage/event_store.h"
 #include "tools/tool.h"
 
 namespace agentd::tools {
@@ -151,6 +152,10 @@ class Session : public std::enable_shared_from_this<Session> {
 
   std::string emit(EngineEvent event);  // returns nothing useful; logs and delivers once durable
   void deliver_durable(std::int64_t up_to);
+  // Writes the events emitted since the last call as one database job. emit() schedules it on the
+  // strand, so the events of one burst (every delta of a network read) share a job and a commit; it is
+  // also called before every barrier, which must come after them.
+  void write_events();
   void persist_message(const model::Message& message, const std::string& turn_id);
   void persist_metadata();
 
@@ -181,6 +186,8 @@ class Session : public std::enable_shared_from_this<Session> {
   std::int64_t seq_ = 0;          // last event seq handed out
   std::int64_t durable_seq_ = 0;  // events up to here are in the log
   std::deque<SequencedEvent> undelivered_;
+  std::vector<storage::EventRecord> unwritten_;  // emitted, not yet handed to the database
+  bool write_scheduled_ = false;
   std::int64_t turn_count_ = 0;
   std::int64_t cleared_after_ = 0;  // message seq of the last /clear
   std::int64_t last_message_seq_ = 0;

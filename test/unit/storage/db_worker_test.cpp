@@ -111,6 +111,45 @@ TEST_F(DbWorkerTest, WritesQueuedWhileBusyCommitInOneTransaction) {
   EXPECT_EQ(stats.failed_writes, 0u);
 }
 
+// A batch of `process` writes commits with synchronous=NORMAL (into the WAL, no fsync); one `disk` write
+// makes its whole batch commit with synchronous=FULL, whose fsync also covers every earlier commit.
+TEST_F(DbWorkerTest, DurabilityDecidesWhetherTheBatchCommitsWithAnFsync) {
+  start();
+  auto synchronous_seen = [](std::int64_t* seen) {
+    return [seen](Connection& db) -> Result<void> {
+      auto mode = db.query_int("PRAGMA synchronous");
+      if (!mode) return std::move(mode).error();
+      *seen = *mode;
+      return support::ok();
+    };
+  };
+  std::int64_t in_process_batch = -1;
+  std::int64_t in_disk_batch = -1;
+  std::int64_t after_disk_batch = -1;
+
+  block_worker();  // a `disk` write (the default): synced
+  for (int i = 1; i <= 10; ++i) worker_->write([i](Connection& db) { return insert(db, i); }, {}, Durability::process);
+  worker_->write(synchronous_seen(&in_process_batch), {}, Durability::process);
+  release_.open();
+  worker_->flush();
+  EXPECT_EQ(in_process_batch, 1);  // NORMAL
+  EXPECT_EQ(rows(), 10);           // committed: another connection sees it
+  auto stats = worker_->stats();
+  EXPECT_EQ(stats.transactions, 2u);
+  EXPECT_EQ(stats.synced, 1u);
+
+  worker_->write([](Connection& db) { return insert(db, 11); }, {}, Durability::process);
+  worker_->write(synchronous_seen(&in_disk_batch), {}, Durability::disk);
+  worker_->flush();
+  worker_->write(synchronous_seen(&after_disk_batch), {}, Durability::process);
+  worker_->flush();
+  EXPECT_EQ(in_disk_batch, 2);     // FULL
+  EXPECT_EQ(after_disk_batch, 1);  // and back to NORMAL for the next batch
+  stats = worker_->stats();
+  EXPECT_GE(stats.synced, 2u);
+  EXPECT_EQ(rows(), 11);
+}
+
 TEST_F(DbWorkerTest, ABatchIsBounded) {
   start(DbWorker::Options{16});
   block_worker();
