@@ -1,6 +1,7 @@
 // The provider request bodies and the streaming call with its retry loop.
 #include "core/model/model_client.h"
 
+#include <cassert>
 #include <chrono>
 #include <memory>
 #include <string_view>
@@ -15,6 +16,7 @@
 
 #include "core/model/stream_decoder.h"
 #include "core/support/cancel_asio.h"
+#include "core/support/json_writer.h"
 #include "core/support/log.h"
 
 namespace agentd::core::model {
@@ -29,12 +31,6 @@ struct Overloaded : Fs... {
 };
 template <class... Fs>
 Overloaded(Fs...) -> Overloaded<Fs...>;
-
-Json ephemeral() {
-  Json control = Json::object();
-  control.set("type", "ephemeral");
-  return control;
-}
 
 Json object_or_empty(const Json& value) { return value.is_object() ? value : Json::object(); }
 
@@ -53,86 +49,99 @@ std::string trim_trailing_slashes(std::string url) {
 
 // ---- Anthropic ----
 
-// Null for blocks Anthropic would reject (empty text).
-Json anthropic_block(const ContentBlock& block) {
-  return std::visit(Overloaded{
-                        [](const TextBlock& text) -> Json {
-                          if (text.text.empty()) return nullptr;
-                          Json out = Json::object();
-                          out.set("type", "text");
-                          out.set("text", text.text);
-                          return out;
-                        },
-                        [](const ThinkingBlock& thinking) -> Json {
-                          Json out = Json::object();
-                          if (!thinking.redacted_data.empty()) {
-                            out.set("type", "redacted_thinking");
-                            out.set("data", thinking.redacted_data);
-                            return out;
-                          }
-                          out.set("type", "thinking");
-                          out.set("thinking", thinking.text);
-                          out.set("signature", thinking.signature);
-                          return out;
-                        },
-                        [](const ToolCallBlock& call) -> Json {
-                          Json out = Json::object();
-                          out.set("type", "tool_use");
-                          out.set("id", call.id);
-                          out.set("name", call.name);
-                          out.set("input", object_or_empty(call.input));
-                          return out;
-                        },
-                        [](const ToolResultBlock& result) -> Json {
-                          Json out = Json::object();
-                          out.set("type", "tool_result");
-                          out.set("tool_use_id", result.tool_call_id);
-                          out.set("content", result.content);
-                          out.set("is_error", result.is_error);
-                          return out;
-                        },
-                    },
-                    block);
+// Anthropic rejects empty text blocks; they are left out.
+bool anthropic_sendable(const ContentBlock& block) {
+  const auto* text = std::get_if<TextBlock>(&block);
+  return text == nullptr || !text->text.empty();
 }
 
-Json anthropic_messages(const std::vector<Message>& messages) {
-  Json out = Json::array();
+void write_ephemeral(support::JsonWriter& w) {
+  w.key("cache_control").begin_object().member("type", "ephemeral").end_object();
+}
+
+void write_anthropic_block(support::JsonWriter& w, const ContentBlock& block, bool cache_breakpoint) {
+  w.begin_object();
+  std::visit(Overloaded{
+                 [&](const TextBlock& text) { w.member("type", "text").member("text", text.text); },
+                 [&](const ThinkingBlock& thinking) {
+                   if (!thinking.redacted_data.empty()) {
+                     w.member("type", "redacted_thinking").member("data", thinking.redacted_data);
+                     return;
+                   }
+                   w.member("type", "thinking").member("thinking", thinking.text);
+                   w.member("signature", thinking.signature);
+                 },
+                 [&](const ToolCallBlock& call) {
+                   w.member("type", "tool_use").member("id", call.id).member("name", call.name);
+                   w.key("input");
+                   if (call.input.is_object()) {
+                     w.value(call.input);
+                   } else {
+                     w.begin_object().end_object();
+                   }
+                 },
+                 [&](const ToolResultBlock& result) {
+                   w.member("type", "tool_result").member("tool_use_id", result.tool_call_id);
+                   w.member("content", result.content).member("is_error", result.is_error);
+                 },
+             },
+             block);
+  if (cache_breakpoint) write_ephemeral(w);
+  w.end_object();
+}
+
+// The "messages" array. Written straight from the history, without building a JSON tree: a request
+// carries the whole conversation, so this runs over every message twice per tool call.
+void write_anthropic_messages(support::JsonWriter& w, const std::vector<Message>& messages) {
+  // Anthropic wants strict user/assistant alternation: tool results and a following user text are one
+  // user message. Group first (pointers only), then write.
+  struct Entry {
+    Role role;
+    std::vector<const ContentBlock*> blocks;
+  };
+  std::vector<Entry> entries;
+  entries.reserve(messages.size());
   for (const auto& message : messages) {
-    const char* role = message.role == Role::assistant ? "assistant" : "user";
-    Json blocks = Json::array();
+    const Role role = message.role == Role::assistant ? Role::assistant : Role::user;
+    const bool merge = !entries.empty() && entries.back().role == role;
+    bool started = merge;
     for (const auto& block : message.content) {
-      Json converted = anthropic_block(block);
-      if (!converted.is_null()) blocks.push_back(std::move(converted));
-    }
-    if (blocks.size() == 0) continue;
-    // Anthropic wants strict user/assistant alternation: tool results and a following user text are one
-    // user message.
-    auto& list = out.as_array();
-    if (!list.empty() && list.back()["role"].as_string() == role) {
-      for (auto& block : blocks.as_array()) list.back()["content"].push_back(std::move(block));
-      continue;
-    }
-    Json entry = Json::object();
-    entry.set("role", role);
-    entry.set("content", std::move(blocks));
-    out.push_back(std::move(entry));
-  }
-  auto& list = out.as_array();
-  for (auto it = list.rbegin(); it != list.rend(); ++it) {
-    if ((*it)["role"].as_string() != "user") continue;
-    (*it)["content"].as_array().back().set("cache_control", ephemeral());
-    break;
-  }
-  // A user message that is one plain text block reads best as a string, as the API documents it.
-  for (auto& entry : list) {
-    const Json& content = entry["content"];
-    if (entry["role"].as_string() == "user" && content.size() == 1 && content.as_array()[0]["type"] == Json("text") &&
-        !content.as_array()[0].contains("cache_control")) {
-      Json text = content.as_array()[0]["text"];
-      entry.set("content", std::move(text));
+      if (!anthropic_sendable(block)) continue;
+      if (!started) {
+        entries.push_back(Entry{role, {}});
+        started = true;
+      }
+      entries.back().blocks.push_back(&block);
     }
   }
-  return out;
+  // The last block of the last user message is a cache breakpoint: the conversation so far is cached
+  // for the next call.
+  const Entry* breakpoint_entry = nullptr;
+  for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+    if (it->role == Role::user) {
+      breakpoint_entry = &*it;
+      break;
+    }
+  }
+  w.begin_array();
+  for (const auto& entry : entries) {
+    const bool has_breakpoint = &entry == breakpoint_entry;
+    w.begin_object().member("role", entry.role == Role::assistant ? "assistant" : "user");
+    w.key("content");
+    // A user message that is one plain text block reads best as a string, as the API documents it.
+    const auto* only_text = entry.blocks.size() == 1 ? std::get_if<TextBlock>(entry.blocks.front()) : nullptr;
+    if (entry.role == Role::user && only_text != nullptr && !has_breakpoint) {
+      w.value(only_text->text);
+    } else {
+      w.begin_array();
+      for (std::size_t i = 0; i < entry.blocks.size(); ++i) {
+        write_anthropic_block(w, *entry.blocks[i], has_breakpoint && i + 1 == entry.blocks.size());
+      }
+      w.end_array();
+    }
+    w.end_object();
+  }
+  w.end_array();
 }
 
 // ---- OpenAI ----
@@ -211,35 +220,47 @@ ModelError cancelled_error() {
 
 }  // namespace
 
-Json anthropic_request_body(const ModelConfig& config, const ModelRequest& request) {
-  Json body = Json::object();
-  body.set("model", config.model);
-  body.set("max_tokens", request.max_tokens.value_or(config.max_output_tokens));
-  body.set("stream", true);
+std::string anthropic_request_json(const ModelConfig& config, const ModelRequest& request) {
+  std::string out;
+  out.reserve(4096);
+  support::JsonWriter w(out);
+  w.begin_object();
+  w.member("model", config.model);
+  w.member("max_tokens", request.max_tokens.value_or(config.max_output_tokens));
+  w.member("stream", true);
   if (!request.system.empty()) {
-    Json block = Json::object();
-    block.set("type", "text");
-    block.set("text", request.system);
-    block.set("cache_control", ephemeral());
-    Json system = Json::array();
-    system.push_back(std::move(block));
-    body.set("system", std::move(system));
+    w.key("system").begin_array().begin_object().member("type", "text").member("text", request.system);
+    write_ephemeral(w);
+    w.end_object().end_array();
   }
   if (!request.tools.empty()) {
-    Json tools = Json::array();
-    for (const auto& tool : request.tools) {
-      Json entry = Json::object();
-      entry.set("name", tool.name);
-      entry.set("description", tool.description);
-      entry.set("input_schema", schema_or_empty(tool.input_schema));
-      tools.push_back(std::move(entry));
+    w.key("tools").begin_array();
+    for (std::size_t i = 0; i < request.tools.size(); ++i) {
+      const auto& tool = request.tools[i];
+      w.begin_object().member("name", tool.name).member("description", tool.description);
+      w.key("input_schema");
+      if (tool.input_schema.is_object()) {
+        w.value(tool.input_schema);
+      } else {
+        w.value(schema_or_empty(tool.input_schema));
+      }
+      if (i + 1 == request.tools.size()) write_ephemeral(w);
+      w.end_object();
     }
-    tools.as_array().back().set("cache_control", ephemeral());
-    body.set("tools", std::move(tools));
+    w.end_array();
   }
-  body.set("messages", anthropic_messages(request.messages));
-  if (request.temperature) body.set("temperature", *request.temperature);
-  return body;
+  w.key("messages");
+  write_anthropic_messages(w, request.messages);
+  if (request.temperature) w.member("temperature", *request.temperature);
+  w.end_object();
+  return out;
+}
+
+Json anthropic_request_body(const ModelConfig& config, const ModelRequest& request) {
+  auto parsed = support::parse_json(anthropic_request_json(config, request));
+  // The writer only emits valid JSON; a failure here is a bug in it.
+  assert(parsed);
+  return parsed ? std::move(*parsed) : Json();
 }
 
 Json openai_chat_request_body(const ModelConfig& config, const ModelRequest& request) {
@@ -299,7 +320,7 @@ support::Result<HttpRequest> ModelClient::build_http_request(const ModelRequest&
   if (anthropic) {
     if (!key.empty()) out.headers.push_back({"x-api-key", key});
     out.headers.push_back({"anthropic-version", config_.anthropic_version});
-    out.body = anthropic_request_body(config_, request).dump();
+    out.body = anthropic_request_json(config_, request);
   } else {
     if (!key.empty()) out.headers.push_back({"authorization", "Bearer " + key});
     out.body = openai_chat_request_body(config_, request).dump();

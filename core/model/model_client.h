@@ -75,6 +75,8 @@ struct ModelRequest {
 // Anthropic Messages body with stream: true and cache_control breakpoints on the stable prefix (the
 // system prompt and the last tool definition) plus the last block of the last user/tool message, so the
 // conversation so far is cached for the next turn: three of the four breakpoints Anthropic allows.
+// Written straight to text (what is sent); the Json form parses that text back, for tests and tools.
+std::string anthropic_request_json(const ModelConfig& config, const ModelRequest& request);
 support::Json anthropic_request_body(const ModelConfig& config, const ModelRequest& request);
 // OpenAI Chat Completions body with stream: true and stream_options.include_usage. Thinking blocks are
 // dropped: Chat Completions has no way to take them back.

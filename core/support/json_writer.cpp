@@ -2,6 +2,8 @@
 
 #include <cassert>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -37,6 +39,26 @@ std::size_t utf8_sequence_length(std::string_view s, std::size_t i) noexcept {
 // Bytes that can be copied as they are: printable ASCII other than '"' and '\\'.
 constexpr bool plain_ascii(unsigned char c) noexcept { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\'; }
 
+// Where the run of plain ASCII starting at `i` ends. Eight bytes at a time (SWAR): a word is all plain
+// when no byte is below 0x20, none has the high bit, and none equals '"' or '\\'. Every request body
+// carries the whole conversation through here, so this is a hot loop.
+std::size_t plain_ascii_run(std::string_view text, std::size_t i) noexcept {
+  constexpr std::uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr std::uint64_t kHighs = 0x8080808080808080ULL;
+  const auto has_zero_byte = [](std::uint64_t v) { return (v - kOnes) & ~v & kHighs; };
+  while (i + 8 <= text.size()) {
+    std::uint64_t word = 0;
+    std::memcpy(&word, text.data() + i, sizeof word);
+    const std::uint64_t below_space = (word - kOnes * 0x20) & ~word & kHighs;
+    const std::uint64_t special =
+        below_space | (word & kHighs) | has_zero_byte(word ^ (kOnes * '"')) | has_zero_byte(word ^ (kOnes * '\\'));
+    if (special != 0) break;
+    i += 8;
+  }
+  while (i < text.size() && plain_ascii(static_cast<unsigned char>(text[i]))) ++i;
+  return i;
+}
+
 }  // namespace
 
 bool is_valid_utf8(std::string_view text) noexcept {
@@ -53,8 +75,7 @@ void append_json_escaped(std::string& out, std::string_view text) {
   std::size_t i = 0;
   while (i < text.size()) {
     // Copy the longest run of plain ASCII in one go: most text is exactly that.
-    std::size_t run = i;
-    while (run < text.size() && plain_ascii(static_cast<unsigned char>(text[run]))) ++run;
+    const std::size_t run = plain_ascii_run(text, i);
     if (run > i) {
       out.append(text.data() + i, run - i);
       i = run;
