@@ -329,6 +329,9 @@ class AcpFrontend final : public core::Frontend {
     if (peer_ == nullptr) return;
     auto session = sessions_.find(session_id);
     for (const auto& event : events) {
+      // Commands advertised in the past are stale state, not history: the session announces its current
+      // ones once it is loaded.
+      if (std::holds_alternative<core::CommandsEvent>(event.event)) continue;
       auto update = to_update(event.event, session.get(), engine_, true);
       if (!update) continue;
       peer_->notify_raw(acp::method::kSessionUpdate, notification_json(session_id, event.seq, std::move(*update)));
@@ -420,6 +423,14 @@ AcpServer::AcpServer(protocol::Peer& peer, core::SessionManager& sessions, core:
   peer_.on_request<acp::InitializeRequest, acp::InitializeResponse>(
       std::string(acp::method::kInitialize), [this](const acp::InitializeRequest& r) { return initialize(r); });
   peer_.on_request<acp::Empty, acp::Empty>("_agentd/ping", [](const acp::Empty&) { return acp::Empty{}; });
+  // ACP's handshake comes first: capabilities decide what the rest may use (fs/* through the editor,
+  // the protocol version). A ping is allowed before it, for liveness checks.
+  peer_.set_request_gate([this](std::string_view method) -> std::optional<protocol::RpcError> {
+    if (client_ || method == acp::method::kInitialize || method == "_agentd/ping") return std::nullopt;
+    return protocol::RpcError{protocol::error_code::kInvalidRequest,
+                              fmt::format("Invalid request: {} before initialize; send initialize first", method),
+                              std::nullopt};
+  });
 
   peer_.on_request_async<acp::NewSessionRequest, acp::NewSessionResponse>(
       std::string(acp::method::kSessionNew),

@@ -193,6 +193,12 @@ void Peer::on_request(Request request) {
                                                 fmt::format("Method not found: {}", request.method), std::nullopt}));
     return;
   }
+  if (request_gate_) {
+    if (auto refused = request_gate_(request.method)) {
+      core.send(encode_error(request.id, *refused));
+      return;
+    }
+  }
   if (core.inflight.size() >= core.options.max_inflight_incoming) {
     core.send(encode_error(request.id, RpcError{error_code::kServerError,
                                                 fmt::format("too many requests in progress (limit {})",

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -104,6 +105,10 @@ class Peer {
 
   // --- The method table -------------------------------------------------------------------------
   void on_request_raw(std::string method, RawRequestHandler handler);
+  // Consulted before a request with a registered method is dispatched: an error it returns is the
+  // answer instead (e.g. "initialize first"). One gate; setting another replaces it.
+  using RequestGate = std::function<std::optional<RpcError>(std::string_view method)>;
+  void set_request_gate(RequestGate gate) { request_gate_ = std::move(gate); }
   void on_notification_raw(std::string method, RawNotificationHandler handler);
 
   // A synchronous handler: `Result<R> handler(const P&)`.
@@ -224,6 +229,7 @@ class Peer {
   boost::asio::any_io_executor executor_;
   std::shared_ptr<detail::PeerCore> core_;
   std::unordered_map<std::string, RawRequestHandler> request_handlers_;
+  RequestGate request_gate_;
   std::unordered_map<std::string, RawNotificationHandler> notification_handlers_;
   support::TaskGroup tasks_;
 };

@@ -103,6 +103,19 @@ TEST_F(PeerTest, UnknownMethodIsMethodNotFound) {
               "message":"Method not found: session/frobnicate"}})")});
 }
 
+TEST_F(PeerTest, TheRequestGateAnswersInsteadOfTheHandler) {
+  peer_.set_request_gate([](std::string_view method) -> std::optional<RpcError> {
+    if (method == "echo") return std::nullopt;
+    return RpcError{error_code::kInvalidRequest, "not yet", std::nullopt};
+  });
+  EXPECT_EQ(exchange(R"({"jsonrpc":"2.0","id":1,"method":"fail","params":{"text":""}})"),
+            std::vector<Json>{parse(R"({"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"not yet"}})")});
+  EXPECT_EQ(exchange(R"({"jsonrpc":"2.0","id":2,"method":"echo","params":{"text":"hi"}})"),
+            std::vector<Json>{parse(R"({"jsonrpc":"2.0","id":2,"result":{"text":"hi"}})")});
+  // An unknown method is still "not found", whatever the gate says.
+  EXPECT_EQ(exchange(R"({"jsonrpc":"2.0","id":3,"method":"nope","params":{}})")[0]["error"]["code"], Json(-32601));
+}
+
 TEST_F(PeerTest, NotificationsAreNeverAnswered) {
   EXPECT_TRUE(exchange(R"({"jsonrpc":"2.0","method":"note","params":{"text":"n1"}})").empty());
   EXPECT_TRUE(exchange(R"({"jsonrpc":"2.0","method":"note","params":{"text":5}})").empty());
