@@ -146,66 +146,60 @@ void write_anthropic_messages(support::JsonWriter& w, const std::vector<Message>
 
 // ---- OpenAI ----
 
-Json openai_messages(const ModelRequest& request) {
-  Json out = Json::array();
-  if (!request.system.empty()) {
-    Json system = Json::object();
-    system.set("role", "system");
-    system.set("content", request.system);
-    out.push_back(std::move(system));
-  }
+void write_openai_messages(support::JsonWriter& w, const ModelRequest& request) {
+  w.begin_array();
+  if (!request.system.empty()) w.begin_object().member("role", "system").member("content", request.system).end_object();
+  std::vector<const std::string*> texts;
+  std::vector<const ToolCallBlock*> calls;
   for (const auto& message : request.messages) {
-    std::vector<std::string> texts;
-    Json tool_calls = Json::array();
+    texts.clear();
+    calls.clear();
     for (const auto& block : message.content) {
       if (const auto* text = std::get_if<TextBlock>(&block); text != nullptr && !text->text.empty()) {
-        texts.push_back(text->text);
+        texts.push_back(&text->text);
       } else if (const auto* call = std::get_if<ToolCallBlock>(&block)) {
-        Json function = Json::object();
-        function.set("name", call->name);
-        function.set("arguments",
-                     call->arguments_json.empty() ? object_or_empty(call->input).dump() : call->arguments_json);
-        Json entry = Json::object();
-        entry.set("id", call->id);
-        entry.set("type", "function");
-        entry.set("function", std::move(function));
-        tool_calls.push_back(std::move(entry));
+        calls.push_back(call);
       } else if (const auto* result = std::get_if<ToolResultBlock>(&block)) {
-        Json entry = Json::object();
-        entry.set("role", "tool");
-        entry.set("tool_call_id", result->tool_call_id);
-        entry.set("content", result->content);
-        out.push_back(std::move(entry));
+        // Each result is a message of its own, before the rest of the message it came in.
+        w.begin_object().member("role", "tool").member("tool_call_id", result->tool_call_id);
+        w.member("content", result->content).end_object();
       }
     }
     if (message.role == Role::assistant) {
-      if (texts.empty() && tool_calls.size() == 0) continue;
-      Json entry = Json::object();
-      entry.set("role", "assistant");
-      std::string joined;
-      for (const auto& text : texts) joined += (joined.empty() ? "" : "\n\n") + text;
-      entry.set("content", texts.empty() ? Json(nullptr) : Json(std::move(joined)));
-      if (tool_calls.size() > 0) entry.set("tool_calls", std::move(tool_calls));
-      out.push_back(std::move(entry));
-    } else if (!texts.empty()) {
-      Json entry = Json::object();
-      entry.set("role", "user");
-      if (texts.size() == 1) {
-        entry.set("content", texts.front());
+      if (texts.empty() && calls.empty()) continue;
+      w.begin_object().member("role", "assistant").key("content");
+      if (texts.empty()) {
+        w.null();
       } else {
-        Json parts = Json::array();
-        for (auto& text : texts) {
-          Json part = Json::object();
-          part.set("type", "text");
-          part.set("text", std::move(text));
-          parts.push_back(std::move(part));
-        }
-        entry.set("content", std::move(parts));
+        std::string joined;
+        for (const auto* text : texts) joined += (joined.empty() ? "" : "\n\n") + *text;
+        w.value(joined);
       }
-      out.push_back(std::move(entry));
+      if (!calls.empty()) {
+        w.key("tool_calls").begin_array();
+        for (const auto* call : calls) {
+          w.begin_object().member("id", call->id).member("type", "function").key("function").begin_object();
+          w.member("name", call->name);
+          w.member("arguments",
+                   call->arguments_json.empty() ? object_or_empty(call->input).dump() : call->arguments_json);
+          w.end_object().end_object();
+        }
+        w.end_array();
+      }
+      w.end_object();
+    } else if (!texts.empty()) {
+      w.begin_object().member("role", "user").key("content");
+      if (texts.size() == 1) {
+        w.value(*texts.front());
+      } else {
+        w.begin_array();
+        for (const auto* text : texts) w.begin_object().member("type", "text").member("text", *text).end_object();
+        w.end_array();
+      }
+      w.end_object();
     }
   }
-  return out;
+  w.end_array();
 }
 
 ModelError cancelled_error() {
@@ -263,32 +257,40 @@ Json anthropic_request_body(const ModelConfig& config, const ModelRequest& reque
   return parsed ? std::move(*parsed) : Json();
 }
 
-Json openai_chat_request_body(const ModelConfig& config, const ModelRequest& request) {
-  Json body = Json::object();
-  body.set("model", config.model);
-  body.set("stream", true);
-  Json stream_options = Json::object();
-  stream_options.set("include_usage", true);
-  body.set("stream_options", std::move(stream_options));
-  body.set("max_completion_tokens", request.max_tokens.value_or(config.max_output_tokens));
+std::string openai_chat_request_json(const ModelConfig& config, const ModelRequest& request) {
+  std::string out;
+  out.reserve(4096);
+  support::JsonWriter w(out);
+  w.begin_object();
+  w.member("model", config.model).member("stream", true);
+  w.key("stream_options").begin_object().member("include_usage", true).end_object();
+  w.member("max_completion_tokens", request.max_tokens.value_or(config.max_output_tokens));
   if (!request.tools.empty()) {
-    Json tools = Json::array();
+    w.key("tools").begin_array();
     for (const auto& tool : request.tools) {
-      Json function = Json::object();
-      function.set("name", tool.name);
-      function.set("description", tool.description);
-      function.set("parameters", schema_or_empty(tool.input_schema));
-      Json entry = Json::object();
-      entry.set("type", "function");
-      entry.set("function", std::move(function));
-      tools.push_back(std::move(entry));
+      w.begin_object().member("type", "function").key("function").begin_object();
+      w.member("name", tool.name).member("description", tool.description).key("parameters");
+      if (tool.input_schema.is_object()) {
+        w.value(tool.input_schema);
+      } else {
+        w.value(schema_or_empty(tool.input_schema));
+      }
+      w.end_object().end_object();
     }
-    body.set("tools", std::move(tools));
-    body.set("parallel_tool_calls", true);
+    w.end_array();
+    w.member("parallel_tool_calls", true);
   }
-  body.set("messages", openai_messages(request));
-  if (request.temperature) body.set("temperature", *request.temperature);
-  return body;
+  w.key("messages");
+  write_openai_messages(w, request);
+  if (request.temperature) w.member("temperature", *request.temperature);
+  w.end_object();
+  return out;
+}
+
+Json openai_chat_request_body(const ModelConfig& config, const ModelRequest& request) {
+  auto parsed = support::parse_json(openai_chat_request_json(config, request));
+  assert(parsed);  // the writer only emits valid JSON
+  return parsed ? std::move(*parsed) : Json();
 }
 
 ModelClient::ModelClient(ModelConfig config, HttpClient& http, ModelClientOptions options)
@@ -323,7 +325,7 @@ support::Result<HttpRequest> ModelClient::build_http_request(const ModelRequest&
     out.body = anthropic_request_json(config_, request);
   } else {
     if (!key.empty()) out.headers.push_back({"authorization", "Bearer " + key});
-    out.body = openai_chat_request_body(config_, request).dump();
+    out.body = openai_chat_request_json(config_, request);
   }
   for (const auto& header : config_.extra_headers) out.headers.push_back(header);
   return out;

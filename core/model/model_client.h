@@ -80,6 +80,7 @@ std::string anthropic_request_json(const ModelConfig& config, const ModelRequest
 support::Json anthropic_request_body(const ModelConfig& config, const ModelRequest& request);
 // OpenAI Chat Completions body with stream: true and stream_options.include_usage. Thinking blocks are
 // dropped: Chat Completions has no way to take them back.
+std::string openai_chat_request_json(const ModelConfig& config, const ModelRequest& request);
 support::Json openai_chat_request_body(const ModelConfig& config, const ModelRequest& request);
 
 // ---- the client ----
