@@ -251,13 +251,17 @@ Result<Config> load_config(const ConfigInputs& inputs) {
   } else if (const char* home = lookup(inputs.env, "HOME"); home != nullptr && *home != '\0') {
     user_file = fmt::format("{}/.config/agentd/config.json", home);
   }
-  if (!user_file.empty()) {
-    if (auto r = apply_file(config, user_file, false); !r) return std::move(r).error();
-  }
-  const std::string project = inputs.project_dir.value_or(".");
-  if (auto r = apply_file(config, project + "/.agentd/config.json", false); !r) return std::move(r).error();
-  if (inputs.extra_file) {
-    if (auto r = apply_file(config, *inputs.extra_file, true); !r) return std::move(r).error();
+  // The file layers, in order: later ones win. Only --config must exist.
+  struct Layer {
+    std::string path;
+    bool must_exist;
+  };
+  std::vector<Layer> layers;
+  if (!user_file.empty()) layers.push_back({user_file, false});
+  layers.push_back({inputs.project_dir.value_or(".") + "/.agentd/config.json", false});
+  if (inputs.extra_file) layers.push_back({*inputs.extra_file, true});
+  for (const auto& layer : layers) {
+    if (auto r = apply_file(config, layer.path, layer.must_exist); !r) return std::move(r).error();
   }
   if (const char* env_model = lookup(inputs.env, "AGENTD_MODEL"); env_model != nullptr && *env_model != '\0') {
     config.model = env_model;

@@ -54,6 +54,14 @@ std::string_view tool_kind_name(ToolKind kind) noexcept {
   return "other";
 }
 
+ToolKind parse_tool_kind(std::string_view name) noexcept {
+  for (const ToolKind kind : {ToolKind::read, ToolKind::edit, ToolKind::remove, ToolKind::move, ToolKind::search,
+                              ToolKind::execute, ToolKind::think, ToolKind::fetch}) {
+    if (tool_kind_name(kind) == name) return kind;
+  }
+  return ToolKind::other;
+}
+
 Risk Tool::assess(const support::Json& /*input*/, const ToolContext& /*context*/) const { return spec().base_risk; }
 
 std::string Tool::title(const support::Json& /*input*/, const ToolContext& /*context*/) const { return spec().name; }

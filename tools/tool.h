@@ -46,6 +46,8 @@ std::string risk_names(Risk risk);  // "read", "write|outside_workspace", "none"
 // How a client should draw the call (ACP's ToolKind vocabulary, which is generic enough to keep).
 enum class ToolKind { read, edit, remove, move, search, execute, think, fetch, other };
 std::string_view tool_kind_name(ToolKind kind) noexcept;
+// The inverse, for names read back from storage; unknown names are `other`.
+ToolKind parse_tool_kind(std::string_view name) noexcept;
 
 // What the model sees.
 struct ToolSpec {

@@ -16,21 +16,11 @@ namespace {
 
 constexpr std::array<std::string_view, 4> kStatusNames = {"pending", "in_progress", "completed", "failed"};
 
-constexpr std::array<std::string_view, 9> kToolKindNames = {"read",    "edit",  "delete", "move", "search",
-                                                            "execute", "think", "fetch",  "other"};
-
 std::optional<ToolCallStatus> parse_status(std::string_view name) {
   for (std::size_t i = 0; i < kStatusNames.size(); ++i) {
     if (kStatusNames[i] == name) return static_cast<ToolCallStatus>(i);
   }
   return std::nullopt;
-}
-
-tools::ToolKind parse_kind(std::string_view name) {
-  for (std::size_t i = 0; i < kToolKindNames.size(); ++i) {
-    if (kToolKindNames[i] == name) return static_cast<tools::ToolKind>(i);
-  }
-  return tools::ToolKind::other;
 }
 
 void write_usage(JsonWriter& w, const model::Usage& u) {
@@ -61,7 +51,7 @@ struct PayloadWriter {
   void operator()(const AgentThoughtEvent& e) const { w.member("text", e.text); }
   void operator()(const ToolCallStartedEvent& e) const {
     w.member("id", e.id).member("name", e.name).member("title", e.title);
-    w.member("kind", kToolKindNames[static_cast<std::size_t>(e.kind)]);
+    w.member("kind", tools::tool_kind_name(e.kind));
   }
   void operator()(const ToolCallUpdatedEvent& e) const {
     w.member("id", e.id);
@@ -132,7 +122,8 @@ support::Result<EngineEvent> event_from_log(std::string_view kind, const Json& p
   if (kind == "agent_thought") return EngineEvent(AgentThoughtEvent{string_or_empty(p["text"])});
   if (kind == "tool_call") {
     return EngineEvent(ToolCallStartedEvent{string_or_empty(p["id"]), string_or_empty(p["name"]),
-                                            string_or_empty(p["title"]), parse_kind(string_or_empty(p["kind"]))});
+                                            string_or_empty(p["title"]),
+                                            tools::parse_tool_kind(string_or_empty(p["kind"]))});
   }
   if (kind == "tool_call_update") {
     ToolCallUpdatedEvent e;

@@ -56,24 +56,18 @@ struct ToolCallLocation {
 
 // ---- the updates --------------------------------------------------------------------------------------
 
-// Three update kinds share ACP's ContentChunk shape; they are distinct types so the variant knows which.
-struct UserMessageChunk {
+// Three update kinds share ACP's ContentChunk shape; one template, instantiated per kind, so the variant
+// knows which is which and the shape is written once.
+enum class ChunkKind { user_message, agent_message, agent_thought };
+template <ChunkKind Kind>
+struct ContentChunk {
   ContentBlock content{};
   std::optional<std::string> message_id{};
   support::Json meta{};
 };
-
-struct AgentMessageChunk {
-  ContentBlock content{};
-  std::optional<std::string> message_id{};
-  support::Json meta{};
-};
-
-struct AgentThoughtChunk {
-  ContentBlock content{};
-  std::optional<std::string> message_id{};
-  support::Json meta{};
-};
+using UserMessageChunk = ContentChunk<ChunkKind::user_message>;
+using AgentMessageChunk = ContentChunk<ChunkKind::agent_message>;
+using AgentThoughtChunk = ContentChunk<ChunkKind::agent_thought>;
 
 // "tool_call": a new tool call. `content` and `locations` are written only when non-empty.
 struct ToolCall {
