@@ -1,6 +1,7 @@
 #include "daemon/acp_server.h"
 
 #include <ctime>
+#include <set>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -262,6 +263,27 @@ bool from_json(const support::JsonIn& in, ReplayParams& out) {
   return in.required("sessionId", out.session_id) && in.optional("since", out.since) && in.optional("limit", out.limit);
 }
 
+struct RevokeParams {
+  std::string session_id;
+  std::int64_t approval_id = 0;
+};
+bool from_json(const support::JsonIn& in, RevokeParams& out) {
+  return in.required("sessionId", out.session_id) && in.required("approvalId", out.approval_id);
+}
+
+Json rules_json(const std::vector<core::PermissionRule>& rules) {
+  Json list = Json::array();
+  for (const auto& rule : rules) {
+    Json j = Json::object();
+    j["rule"] = rule.text();
+    j["verdict"] = std::string(core::verdict_name(rule.verdict));
+    j["source"] = rule.source;
+    if (rule.approval_id) j["approvalId"] = *rule.approval_id;
+    list.push_back(std::move(j));
+  }
+  return list;
+}
+
 Json ledger_json(const core::CostLedger& ledger) {
   Json j = Json::object();
   j["inputTokens"] = ledger.usage.input_tokens;
@@ -356,8 +378,12 @@ class AcpFrontend final : public core::Frontend {
     request.options = {
         acp::PermissionOption{"allow_once", "Allow", acp::PermissionOptionKind::allow_once, {}},
         acp::PermissionOption{
-            "allow_always", "Always allow this tool in this session", acp::PermissionOptionKind::allow_always, {}},
+            "allow_always", "Always allow (remembered for this project)", acp::PermissionOptionKind::allow_always, {}},
         acp::PermissionOption{"reject_once", "Reject", acp::PermissionOptionKind::reject_once, {}},
+        acp::PermissionOption{"reject_always",
+                              "Always reject (remembered for this project)",
+                              acp::PermissionOptionKind::reject_always,
+                              {}},
     };
     Json meta = Json::object();
     meta["inputDigest"] = prompt.input_digest;
@@ -626,6 +652,28 @@ AcpServer::AcpServer(protocol::Peer& peer, core::SessionManager& sessions, core:
     result["lastTurn"] = ledger_json(session->last_turn_cost());
     return result;
   });
+
+  peer_.on_request_async<SessionParams, Json>("_agentd/permissions/list",
+                                              [this](SessionParams p, Token) -> asio::awaitable<Result<Json>> {
+                                                auto session = sessions_.find(p.session_id);
+                                                if (!session) co_return session_not_open(p.session_id);
+                                                auto rules = co_await session->permission_rules();
+                                                Json result = Json::object();
+                                                result["project"] = session->info().cwd;
+                                                result["mode"] = std::string(core::permission_mode_id(session->mode()));
+                                                result["headless"] = std::string(core::verdict_name(engine_.headless));
+                                                result["rules"] = rules_json(rules);
+                                                co_return result;
+                                              });
+
+  peer_.on_request_async<RevokeParams, Json>("_agentd/permissions/revoke",
+                                             [this](RevokeParams p, Token) -> asio::awaitable<Result<Json>> {
+                                               auto session = sessions_.find(p.session_id);
+                                               if (!session) co_return session_not_open(p.session_id);
+                                               auto revoked = co_await session->revoke_approval(p.approval_id);
+                                               if (!revoked) co_return std::move(revoked).error();
+                                               co_return Json::object();
+                                             });
 
   peer_.on_request_async<ReplayParams, Json>(
       "_agentd/events/replay", [this](ReplayParams p, Token) -> asio::awaitable<Result<Json>> {

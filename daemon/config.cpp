@@ -214,10 +214,32 @@ Result<void> apply_config_text(Config& config, std::string_view text, std::strin
         return fail(key, "expected a whole number from 1 to 10000");
       }
       config.max_turn_requests = static_cast<std::uint32_t>(value.as_int64());
+    } else if (key == "permissions") {
+      if (!value.is_object())
+        return fail(key, "expected an object with allow, deny, ask (lists of rules) and headless");
+      for (const auto& [list, rules] : value.as_object()) {
+        const std::string field = fmt::format("permissions.{}", list);
+        if (list == "headless") {
+          if (!rules.is_string() || (rules.as_string() != "allow" && rules.as_string() != "deny")) {
+            return fail(field, "expected \"deny\" (the default) or \"allow\"");
+          }
+          config.headless = rules.as_string() == "allow" ? core::Verdict::allow : core::Verdict::deny;
+          continue;
+        }
+        const auto verdict = core::parse_verdict(list);
+        if (!verdict) return fail(field, "unknown list (known: allow, deny, ask, headless)");
+        if (!rules.is_array()) return fail(field, "expected a list of rules such as \"shell(git status*)\"");
+        for (const auto& rule_text : rules.as_array()) {
+          if (!rule_text.is_string()) return fail(field, "expected a list of strings");
+          auto rule = core::parse_permission_rule(rule_text.as_string(), *verdict, std::string(file));
+          if (!rule) return fail(field, rule.error().message());
+          config.permission_rules.push_back(std::move(*rule));
+        }
+      }
     } else if (key == "$schema" || key.starts_with("_")) {
       // comments and editor hints
     } else {
-      return fail(key, "unknown setting (known: model, models, mode, maxTurnRequests)");
+      return fail(key, "unknown setting (known: model, models, mode, maxTurnRequests, permissions)");
     }
   }
   config.sources.emplace_back(file);

@@ -22,6 +22,10 @@ struct Config {
   std::map<std::string, core::model::ModelConfig> models;  // named model configs from the files
   core::PermissionMode mode = core::PermissionMode::default_mode;
   std::uint32_t max_turn_requests = 25;
+  // Permission rules from every file, in the order read (deny wins whatever the order), and what to do
+  // with a call that would ask when no client can be asked.
+  std::vector<core::PermissionRule> permission_rules;
+  core::Verdict headless = core::Verdict::deny;
   std::vector<std::string> sources;  // the files that were read, in order
 };
 

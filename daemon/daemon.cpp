@@ -117,6 +117,8 @@ int run_daemon(const Options& options, int in_fd, int out_fd) {
   engine.limits.max_turn_requests = config->max_turn_requests;
   engine.system_rules = std::string(core::system_rules());
   engine.default_mode = config->mode;
+  engine.permission_rules = config->permission_rules;
+  engine.headless = config->headless;
   core::SessionManager sessions(engine, config->model);
 
   StdioTransport transport(io, in_fd, out_fd, options.max_frame_bytes);

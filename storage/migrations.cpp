@@ -97,9 +97,38 @@ CREATE INDEX usage_by_turn ON usage(turn_id) WHERE turn_id IS NOT NULL;
 CREATE INDEX sessions_by_updated ON sessions(updated_at DESC, id);
 )sql";
 
+// Permissions: "always" answers persisted per project (the session's cwd), and the audit trail of every
+// decision. Approvals outlive the session they were given in (no foreign key to it).
+constexpr const char* kSchemaPermissions = R"sql(
+CREATE TABLE approvals (
+  id          INTEGER PRIMARY KEY,
+  project     TEXT NOT NULL,   -- absolute path of the workspace the approval covers
+  rule        TEXT NOT NULL,   -- "shell(npm test)", "write_file"
+  verdict     TEXT NOT NULL CHECK (verdict IN ('allow', 'deny')),
+  session_id  TEXT,            -- where it was given, for the record
+  created_at  INTEGER NOT NULL,
+  UNIQUE (project, rule)
+) STRICT;
+
+CREATE TABLE permission_audit (
+  id            INTEGER PRIMARY KEY,
+  session_id    TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  turn_id       TEXT,
+  tool_call_id  TEXT NOT NULL,
+  tool          TEXT NOT NULL,
+  input_digest  TEXT NOT NULL,   -- sha256 of the canonical input the decision was about
+  decision      TEXT NOT NULL CHECK (decision IN ('allow', 'deny')),
+  decided_by    TEXT NOT NULL,   -- "policy", "user", "no_client"
+  reason        TEXT NOT NULL,   -- the rule or mode that decided, in words
+  created_at    INTEGER NOT NULL
+) STRICT;
+CREATE INDEX permission_audit_by_session ON permission_audit(session_id, id);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "sessions and messages", kSchemaV1},
     {2, "turns, events, spans and usage", kSchemaV2},
+    {3, "permission approvals and audit", kSchemaPermissions},
 };
 
 }  // namespace

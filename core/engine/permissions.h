@@ -1,15 +1,18 @@
-// The permission policy: given a session's mode and a call's risk, allow, deny, or ask the user.
+// The permission policy: given a session's mode, the rules in force and a call, allow, deny, or ask the user.
 // Modes (DESIGN.md section 5): default (reads free, edits and shell ask), acceptEdits, plan (read-only),
-// bypass. An "always" approval covers the same tool for the rest of the session; rules such as
-// `shell(git status*)` and approvals persisted per project arrive with the Tools issue.
+// bypass. Rules (`shell(git status*)`, `edit(src/**)`, `read(secrets/**)`, `write_file`) come from the
+// config files and from "always" answers, which are persisted per project; deny wins.
 #pragma once
 
+#include <cstdint>
 #include <optional>
-#include <set>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "core/support/json.h"
+#include "core/support/result.h"
 #include "tools/tool.h"
 
 namespace agentd::core {
@@ -33,6 +36,36 @@ struct PermissionDecision {
   std::string reason;  // why, in words the model and the user can act on
 };
 
+// A rule: `tool` or `tool(pattern)`. `tool` is a tool name (`shell`, `write_file`, `mcp__fs__read`) or a
+// category every tool of a kind belongs to: `read` (reading and searching tools), `edit` (tools that change
+// files), `shell` (tools that execute). The pattern is matched against the call's argument: the command
+// line for `shell` (`*` matches anything, spaces and slashes included), else the path relative to the
+// session's cwd (git's wildmatch: `*` within a component, `**` across them). No pattern: every call.
+struct PermissionRule {
+  Verdict verdict = Verdict::ask;
+  std::string tool;
+  std::optional<std::string> pattern;
+  std::string source;                       // where it comes from: "config.json", "approved in session s-..."
+  std::optional<std::int64_t> approval_id;  // a persisted approval (revocable), else a config rule
+
+  std::string text() const;  // "shell(git status*)"
+};
+// Parses `tool` or `tool(pattern)`; the error says what is wrong with the text.
+support::Result<PermissionRule> parse_permission_rule(std::string_view text, Verdict verdict, std::string source);
+std::string_view verdict_name(Verdict verdict) noexcept;  // "allow", "deny", "ask"
+std::optional<Verdict> parse_verdict(std::string_view name) noexcept;
+
+// What a rule is matched against: one call, reduced to its tool, category and argument.
+struct CallSubject {
+  std::string tool;
+  std::string category;  // "read", "edit", "shell", or "" for tools of no category
+  std::string argument;  // the command line, or the path relative to the cwd (absolute outside it); may be ""
+};
+std::string_view tool_category(tools::ToolKind kind) noexcept;
+// The subject of a call: the `command` field for tools that execute, else the `path` field shown relative
+// to `cwd` (or the cwd itself, ".", when the tool takes no path).
+CallSubject call_subject(const tools::ToolSpec& spec, const support::Json& input, std::string_view cwd);
+
 // The user's answer to a permission prompt.
 enum class PermissionAnswer { allow_once, allow_always, reject_once, reject_always, cancelled };
 
@@ -41,14 +74,27 @@ class PermissionPolicy {
   PermissionMode mode() const noexcept { return mode_; }
   void set_mode(PermissionMode mode) noexcept { mode_ = mode; }
 
-  PermissionDecision decide(std::string_view tool, tools::Risk risk) const;
-  // Remembers an answer that covers later calls ("always" answers).
-  void remember(std::string_view tool, PermissionAnswer answer);
+  // Rules from the configuration and the project's persisted approvals; replaces the previous set.
+  void set_rules(std::vector<PermissionRule> rules) { rules_ = std::move(rules); }
+  void add_rule(PermissionRule rule) { rules_.push_back(std::move(rule)); }
+  void remove_approval(std::int64_t approval_id);
+  // Gives the session-made rules with this text the id they were stored under.
+  void set_approval_id(std::string_view rule_text, std::int64_t approval_id);
+  const std::vector<PermissionRule>& rules() const noexcept { return rules_; }
+
+  // In order: a matching deny rule denies; bypass allows; plan denies what would change anything; a
+  // matching ask rule asks; a matching allow rule allows; a call outside the workspace asks; reading
+  // is allowed; acceptEdits allows edits; everything else asks. `rule` names the deciding rule, if any.
+  PermissionDecision decide(const CallSubject& call, tools::Risk risk) const;
+  // The rule an "always" answer stands for, to be persisted for the project and added here: the exact
+  // command for tools that execute, the whole tool otherwise. nullopt for once/cancelled answers.
+  static std::optional<PermissionRule> rule_for_answer(const CallSubject& call, PermissionAnswer answer);
 
  private:
+  const PermissionRule* first_match(const CallSubject& call, Verdict verdict) const;
+
   PermissionMode mode_ = PermissionMode::default_mode;
-  std::set<std::string, std::less<>> always_allowed_;
-  std::set<std::string, std::less<>> always_denied_;
+  std::vector<PermissionRule> rules_;
 };
 
 }  // namespace agentd::core

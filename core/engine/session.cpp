@@ -1,6 +1,7 @@
 #include "core/engine/session.h"
 
 #include <algorithm>
+#include <charconv>
 #include <set>
 
 #include <boost/asio/dispatch.hpp>
@@ -15,6 +16,7 @@
 #include "core/support/log.h"
 #include "core/support/task_group.h"
 #include "storage/event_store.h"
+#include "storage/permission_store.h"
 #include "storage/session_store.h"
 #include "storage/span_store.h"
 #include "storage/turn_store.h"
@@ -712,12 +714,18 @@ asio::awaitable<model::ToolResultBlock> Session::execute_tool_call(const model::
     emit(std::move(update));
   }
 
-  PermissionDecision decision = policy_.decide(call.name, risk);
+  const CallSubject subject = call_subject(tool->spec(), input, info_.cwd);
+  const std::string digest = input_digest(input);
+  PermissionDecision decision = policy_.decide(subject, risk);
+  std::string decided_by = "policy";
   if (decision.verdict == Verdict::ask) {
     support::Span permission = tool_span.child("permission.request");
     if (!frontend_ || !frontend_->can_ask_permission()) {
-      decision = {Verdict::deny, fmt::format("{}, and no client is attached to ask; the session's mode is {}",
-                                             decision.reason, permission_mode_id(policy_.mode()))};
+      decided_by = "no_client";
+      decision = {engine_.headless,
+                  fmt::format("{}, and no client is attached to ask, so the headless policy ({}) decides; the "
+                              "session's mode is {}",
+                              decision.reason, verdict_name(engine_.headless), permission_mode_id(policy_.mode()))};
       permission.set_attribute("answer", "no_client");
     } else {
       PermissionPrompt prompt;
@@ -727,7 +735,7 @@ asio::awaitable<model::ToolResultBlock> Session::execute_tool_call(const model::
       prompt.kind = tool->spec().kind;
       prompt.raw_input = input;
       prompt.locations = tool->locations(input, context);
-      prompt.input_digest = input_digest(input);
+      prompt.input_digest = digest;
       prompt.reason = decision.reason;
       // The client must see the call (tool_call, its input) before it is asked about it: wait until
       // every earlier event is stored, and so delivered.
@@ -747,13 +755,32 @@ asio::awaitable<model::ToolResultBlock> Session::execute_tool_call(const model::
           co_return finish(tools::ToolResult::failure("cancelled by the user before it ran"), true);
         }
       } else {
-        policy_.remember(call.name, *answer);
+        decided_by = "user";
+        if (auto rule = PermissionPolicy::rule_for_answer(subject, *answer)) persist_approval(std::move(*rule));
         const bool allowed = *answer == PermissionAnswer::allow_once || *answer == PermissionAnswer::allow_always;
         permission.set_attribute("answer", allowed ? "allow" : "reject");
         decision = allowed ? PermissionDecision{Verdict::allow, "the user allowed it"}
                            : PermissionDecision{Verdict::deny, "the user rejected this call"};
       }
     }
+  }
+  {
+    // The audit trail: every decision, whoever made it, about exactly this input.
+    storage::PermissionAuditRecord entry;
+    entry.session_id = info_.id;
+    if (!current_turn_id_.empty()) entry.turn_id = current_turn_id_;
+    entry.tool_call_id = call.id;
+    entry.tool = call.name;
+    entry.input_digest = digest;
+    entry.decision = decision.verdict == Verdict::deny ? "deny" : "allow";
+    entry.decided_by = decided_by;
+    entry.reason = decision.reason;
+    entry.created_at_ms = support::unix_millis_now();
+    engine_.store->stream([entry = std::move(entry)](storage::Connection& db) -> Result<void> {
+      auto id = storage::PermissionStore(db).record(entry);
+      if (!id) return std::move(id).error();
+      return support::ok();
+    });
   }
   if (decision.verdict == Verdict::deny) {
     tool_span.set_attribute("permission", "denied");
@@ -825,6 +852,22 @@ asio::awaitable<Result<TurnOutcome>> Session::run_command(const std::string& tex
     } else {
       reply = fmt::format("Unknown mode \"{}\"; modes: default, acceptEdits, plan, bypass", command.args);
     }
+  } else if (command.name == "permissions") {
+    if (command.args.starts_with("revoke")) {
+      std::int64_t id = 0;
+      const std::string_view rest = std::string_view(command.args).substr(6);
+      const auto first = rest.find_first_not_of(' ');
+      const auto digits = first == std::string_view::npos ? std::string_view() : rest.substr(first);
+      const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), id);
+      if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size()) {
+        reply = "Usage: /permissions revoke ID (the ids are in /permissions)";
+      } else {
+        auto revoked = co_await revoke_approval(id);
+        reply = revoked ? fmt::format("Approval {} revoked.", id) : "Cannot revoke: " + revoked.error().message();
+      }
+    } else {
+      reply = permissions_text(policy_, engine_.headless, info_.cwd);
+    }
   } else if (command.name == "clear") {
     const std::size_t dropped = history_.size();
     history_.clear();
@@ -839,6 +882,77 @@ asio::awaitable<Result<TurnOutcome>> Session::run_command(const std::string& tex
   }
   emit(AgentTextEvent{reply});
   co_return TurnOutcome{StopReason::end_turn, {}};
+}
+
+void Session::persist_approval(PermissionRule rule) {
+  rule.source = fmt::format("approved in session {}", info_.id);
+  storage::ApprovalRecord record;
+  record.project = info_.cwd;
+  record.rule = rule.text();
+  record.verdict = std::string(verdict_name(rule.verdict));
+  record.session_id = info_.id;
+  record.created_at_ms = support::unix_millis_now();
+  auto approval_id = std::make_shared<std::int64_t>(0);
+  engine_.store->write(
+      [record = std::move(record), approval_id](storage::Connection& db) -> Result<void> {
+        auto id = storage::PermissionStore(db).add_approval(record);
+        if (!id) return std::move(id).error();
+        *approval_id = *id;
+        return support::ok();
+      },
+      strand_,
+      [self = shared_from_this(), text = rule.text(), approval_id](const Result<void>& stored) {
+        if (!stored) {
+          log::warn("session {}: the approval {} was not saved; it holds for this session only: {}", self->info_.id,
+                    text, stored.error().message());
+          return;
+        }
+        self->policy_.set_approval_id(text, *approval_id);  // now revocable
+      });
+  // The answer covers this session's next calls at once, before it is stored.
+  policy_.add_rule(std::move(rule));
+}
+
+asio::awaitable<Result<void>> Session::load_permissions() {
+  co_await asio::dispatch(strand_, asio::use_awaitable);
+  auto read_job = [project = info_.cwd](storage::Connection& db) {
+    return storage::PermissionStore(db).approvals(project);
+  };
+  auto approvals = co_await engine_.store->read<std::vector<storage::ApprovalRecord>>(std::move(read_job));
+  co_await asio::dispatch(strand_, asio::use_awaitable);
+  if (!approvals) co_return std::move(approvals).error().context("reading the project's approvals");
+  std::vector<PermissionRule> rules = engine_.permission_rules;
+  for (const auto& a : *approvals) {
+    const auto verdict = parse_verdict(a.verdict);
+    auto rule = parse_permission_rule(
+        a.rule, verdict.value_or(Verdict::deny),
+        a.session_id ? fmt::format("approved in session {}", *a.session_id) : std::string("approved"));
+    if (!rule) {
+      log::warn("session {}: approval {} (\"{}\") is not a rule agentd understands; ignored", info_.id, a.id, a.rule);
+      continue;
+    }
+    rule->approval_id = a.id;
+    rules.push_back(std::move(*rule));
+  }
+  policy_.set_rules(std::move(rules));
+  co_return support::ok();
+}
+
+asio::awaitable<std::vector<PermissionRule>> Session::permission_rules() {
+  co_await asio::dispatch(strand_, asio::use_awaitable);
+  co_return policy_.rules();
+}
+
+asio::awaitable<Result<void>> Session::revoke_approval(std::int64_t approval_id) {
+  co_await asio::dispatch(strand_, asio::use_awaitable);
+  auto revoke_job = [project = info_.cwd, approval_id](storage::Connection& db) {
+    return storage::PermissionStore(db).revoke(project, approval_id);
+  };
+  auto revoked = co_await engine_.store->write_durable(std::move(revoke_job));
+  co_await asio::dispatch(strand_, asio::use_awaitable);
+  if (!revoked) co_return revoked;
+  policy_.remove_approval(approval_id);
+  co_return support::ok();
 }
 
 }  // namespace agentd::core

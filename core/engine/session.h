@@ -60,6 +60,8 @@ struct EngineContext {
   EngineLimits limits;
   std::string system_rules;  // the built-in rules text (core/engine/system_rules.md)
   PermissionMode default_mode = PermissionMode::default_mode;
+  std::vector<PermissionRule> permission_rules;  // from the configuration
+  Verdict headless = Verdict::deny;              // a call that would ask, when no client can be asked
 };
 
 struct Attachment {
@@ -140,6 +142,14 @@ class Session : public std::enable_shared_from_this<Session> {
   boost::asio::awaitable<support::Result<void>> restore(std::int64_t cleared_after_turn);
   void restore_mode(PermissionMode mode) { policy_.set_mode(mode); }
 
+  // The project's persisted approvals (keyed by the cwd) join the configured rules. Called by the
+  // SessionManager once the session exists.
+  boost::asio::awaitable<support::Result<void>> load_permissions();
+  // The rules in force: configured ones, then approvals ("always" answers of this project).
+  boost::asio::awaitable<std::vector<PermissionRule>> permission_rules();
+  // Forgets a persisted approval of this project. Errc::not_found for an unknown id.
+  boost::asio::awaitable<support::Result<void>> revoke_approval(std::int64_t approval_id);
+
   // Every write queued so far is durable.
   boost::asio::awaitable<support::Result<void>> flush();
 
@@ -156,6 +166,8 @@ class Session : public std::enable_shared_from_this<Session> {
   // strand, so the events of one burst (every delta of a network read) share a job and a commit; it is
   // also called before every barrier, which must come after them.
   void write_events();
+  // Persists an "always" answer for the project and adds it to the policy.
+  void persist_approval(PermissionRule rule);
   void persist_message(const model::Message& message, const std::string& turn_id);
   void persist_metadata();
 

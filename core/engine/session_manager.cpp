@@ -92,6 +92,7 @@ asio::awaitable<Result<std::shared_ptr<Session>>> SessionManager::create(NewSess
   SessionInfo info = info_from_record(record, Json::object());
   info.additional_dirs = std::move(dirs);
   auto session = std::make_shared<Session>(engine_, std::move(info), std::move(*model), default_model_spec_);
+  if (auto loaded = co_await session->load_permissions(); !loaded) co_return std::move(loaded).error();
   sessions_[record.id] = session;
   log::info("session {} created in {}", record.id, record.cwd);
   co_return session;
@@ -131,6 +132,7 @@ asio::awaitable<Result<std::shared_ptr<Session>>> SessionManager::load(std::stri
   const Json& cleared = metadata["clearedAfterTurn"];
   auto restored = co_await session->restore(cleared.is_integer() ? cleared.as_int64() : 0);
   if (!restored) co_return std::move(restored).error();
+  if (auto loaded = co_await session->load_permissions(); !loaded) co_return std::move(loaded).error();
   if (auto open = find(id)) co_return open;
   sessions_[id] = session;
   log::info("session {} loaded", id);

@@ -11,12 +11,13 @@ namespace agentd::core {
 
 namespace {
 
-constexpr std::array<SlashCommandInfo, 5> kCommands = {{
+constexpr std::array<SlashCommandInfo, 6> kCommands = {{
     {"help", "List the commands", ""},
     {"cost", "Tokens and USD for this session and the last turn", ""},
     {"model", "Show the model, or switch to another", "provider:model"},
     {"mode", "Show the permission mode, or switch to another", "default | acceptEdits | plan | bypass"},
     {"clear", "Start a fresh context; the history stays stored", ""},
+    {"permissions", "List the permission rules in force, or revoke an approval", "revoke ID"},
 }};
 
 std::string_view trim(std::string_view s) {
@@ -81,6 +82,22 @@ std::string format_usd(double usd) {
 std::string cost_text(const CostLedger& session, const CostLedger& last_turn, std::string_view model_spec) {
   return fmt::format("Model: {}\nSession: {}; {}\nLast turn: {}; {}", model_spec, usd_line(session),
                      tokens_line(session), usd_line(last_turn), tokens_line(last_turn));
+}
+
+std::string permissions_text(const PermissionPolicy& policy, Verdict headless, std::string_view project) {
+  std::string out =
+      fmt::format("Mode: {}. With no client to ask: {}.", permission_mode_id(policy.mode()), verdict_name(headless));
+  if (policy.rules().empty()) {
+    return out +
+           "\nNo rules: the mode decides. Add allow/deny/ask lists under \"permissions\" in a config file, "
+           "or answer a prompt with \"always\".";
+  }
+  out += fmt::format("\nRules (deny wins, then ask, then allow); approvals are for {}:", project);
+  for (const auto& rule : policy.rules()) {
+    out += fmt::format("\n  {} {}  ({}{})", verdict_name(rule.verdict), rule.text(), rule.source,
+                       rule.approval_id ? fmt::format("; /permissions revoke {}", *rule.approval_id) : "");
+  }
+  return out;
 }
 
 }  // namespace agentd::core

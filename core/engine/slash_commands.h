@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/engine/permissions.h"
+
 namespace agentd::core {
 
 struct CostLedger;
@@ -32,5 +34,7 @@ std::string help_text();
 // Tokens and USD for the session and for the last turn; "unpriced" where the price is unknown.
 std::string cost_text(const CostLedger& session, const CostLedger& last_turn, std::string_view model_spec);
 std::string format_usd(double usd);
+// The reply to /permissions: mode, headless policy, then every rule with its source; approvals with ids.
+std::string permissions_text(const PermissionPolicy& policy, Verdict headless, std::string_view project);
 
 }  // namespace agentd::core

@@ -80,6 +80,31 @@ TEST(Config, ErrorsNameFileLineAndField) {
   EXPECT_NE(nested.error().message().find("provider"), std::string::npos) << nested.error().message();
 }
 
+TEST(Config, PermissionRulesAndTheHeadlessPolicy) {
+  Config config;
+  ASSERT_TRUE(apply_config_text(config, R"j({"permissions": {"allow": ["shell(git status*)", "edit(src/**)"],
+    "deny": ["read(secrets/**)"], "headless": "allow"}})j",
+                                "/u/config.json"));
+  ASSERT_TRUE(
+      apply_config_text(config, R"j({"permissions": {"ask": ["shell(git push*)"]}})j", "/p/.agentd/config.json"));
+  ASSERT_EQ(config.permission_rules.size(), 4U);
+  EXPECT_EQ(config.permission_rules[0].text(), "shell(git status*)");
+  EXPECT_EQ(config.permission_rules[0].verdict, core::Verdict::allow);
+  EXPECT_EQ(config.permission_rules[2].verdict, core::Verdict::deny);
+  EXPECT_EQ(config.permission_rules[2].source, "/u/config.json");
+  EXPECT_EQ(config.permission_rules[3].source, "/p/.agentd/config.json");
+  EXPECT_EQ(config.headless, core::Verdict::allow);
+
+  auto bad_rule = apply_config_text(config, "{\"permissions\": {\n  \"deny\": [\"shell(rm\"]}}", "c.json");
+  ASSERT_FALSE(bad_rule);
+  EXPECT_NE(bad_rule.error().message().find("c.json:2: config.permissions.deny"), std::string::npos)
+      << bad_rule.error().message();
+  auto bad_list = apply_config_text(config, R"({"permissions": {"maybe": []}})", "c.json");
+  ASSERT_FALSE(bad_list);
+  EXPECT_NE(bad_list.error().message().find("unknown list"), std::string::npos);
+  EXPECT_FALSE(apply_config_text(config, R"({"permissions": {"headless": "ask"}})", "c.json"));
+}
+
 TEST(Config, DefaultModelFollowsTheKeysThatAreSet) {
   EXPECT_EQ(default_model_spec(env_of({})), "anthropic:claude-sonnet-4-5");
   EXPECT_EQ(default_model_spec(env_of({{"OPENAI_API_KEY", "k"}})), "openai:gpt-4.1");

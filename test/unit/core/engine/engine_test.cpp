@@ -158,32 +158,124 @@ TEST(SlashCommands, CostSaysUnpricedNeverZero) {
 
 TEST(Permissions, ModesDecideByRisk) {
   using tools::Risk;
+  const auto call = [](std::string tool, std::string category, std::string argument = "") {
+    return CallSubject{std::move(tool), std::move(category), std::move(argument)};
+  };
+  const CallSubject read = call("read_file", "read", "src/a.cpp");
+  const CallSubject write = call("write_file", "edit", "src/a.cpp");
+  const CallSubject shell = call("shell", "shell", "git status --short");
   PermissionPolicy p;
-  EXPECT_EQ(p.decide("read_file", Risk::read).verdict, Verdict::allow);
-  EXPECT_EQ(p.decide("write_file", Risk::write).verdict, Verdict::ask);
-  EXPECT_EQ(p.decide("shell", Risk::execute).verdict, Verdict::ask);
+  EXPECT_EQ(p.decide(read, Risk::read).verdict, Verdict::allow);
+  EXPECT_EQ(p.decide(write, Risk::write).verdict, Verdict::ask);
+  EXPECT_EQ(p.decide(shell, Risk::execute).verdict, Verdict::ask);
   p.set_mode(PermissionMode::accept_edits);
-  EXPECT_EQ(p.decide("write_file", Risk::write).verdict, Verdict::allow);
-  EXPECT_EQ(p.decide("shell", Risk::execute).verdict, Verdict::ask);
+  EXPECT_EQ(p.decide(write, Risk::write).verdict, Verdict::allow);
+  EXPECT_EQ(p.decide(shell, Risk::execute).verdict, Verdict::ask);
   p.set_mode(PermissionMode::plan);
-  auto denied = p.decide("write_file", Risk::write);
+  auto denied = p.decide(write, Risk::write);
   EXPECT_EQ(denied.verdict, Verdict::deny);
   EXPECT_NE(denied.reason.find("plan mode"), std::string::npos);
-  EXPECT_EQ(p.decide("read_file", Risk::read).verdict, Verdict::allow);
+  EXPECT_EQ(p.decide(read, Risk::read).verdict, Verdict::allow);
   p.set_mode(PermissionMode::bypass);
-  EXPECT_EQ(p.decide("shell", Risk::execute | Risk::network).verdict, Verdict::allow);
+  EXPECT_EQ(p.decide(shell, Risk::execute | Risk::network).verdict, Verdict::allow);
 
+  // "Always" answers: the exact command for shell, the whole tool otherwise.
   PermissionPolicy remembered;
-  remembered.remember("write_file", PermissionAnswer::allow_always);
-  EXPECT_EQ(remembered.decide("write_file", Risk::write).verdict, Verdict::allow);
-  EXPECT_EQ(remembered.decide("shell", Risk::execute).verdict, Verdict::ask);
-  remembered.remember("shell", PermissionAnswer::reject_always);
-  EXPECT_EQ(remembered.decide("shell", Risk::execute).verdict, Verdict::deny);
-  // Outside the workspace always asks, even for reads.
-  EXPECT_EQ(remembered.decide("read_file", Risk::read | Risk::outside_workspace).verdict, Verdict::ask);
+  auto always_write = PermissionPolicy::rule_for_answer(write, PermissionAnswer::allow_always);
+  ASSERT_TRUE(always_write);
+  EXPECT_EQ(always_write->text(), "write_file");
+  remembered.add_rule(*always_write);
+  EXPECT_EQ(remembered.decide(write, Risk::write).verdict, Verdict::allow);
+  EXPECT_EQ(remembered.decide(shell, Risk::execute).verdict, Verdict::ask);
+  auto never_shell = PermissionPolicy::rule_for_answer(shell, PermissionAnswer::reject_always);
+  ASSERT_TRUE(never_shell);
+  EXPECT_EQ(never_shell->text(), "shell(git status --short)");
+  remembered.add_rule(*never_shell);
+  EXPECT_EQ(remembered.decide(shell, Risk::execute).verdict, Verdict::deny);
+  EXPECT_EQ(remembered.decide(call("shell", "shell", "git status --short; rm -rf ~"), Risk::execute).verdict,
+            Verdict::ask);
+  // A command with wildcard characters approves only itself.
+  auto star = PermissionPolicy::rule_for_answer(call("shell", "shell", "ls *.txt"), PermissionAnswer::allow_always);
+  EXPECT_EQ(star->text(), "shell(ls \\*.txt)");
+  remembered.add_rule(*star);
+  EXPECT_EQ(remembered.decide(call("shell", "shell", "ls *.txt"), Risk::execute).verdict, Verdict::allow);
+  EXPECT_EQ(remembered.decide(call("shell", "shell", "ls a.txt"), Risk::execute).verdict, Verdict::ask);
+  EXPECT_FALSE(PermissionPolicy::rule_for_answer(shell, PermissionAnswer::allow_once));
+  // Outside the workspace asks, even for reads.
+  EXPECT_EQ(remembered.decide(call("read_file", "read", "/etc/passwd"), Risk::read | Risk::outside_workspace).verdict,
+            Verdict::ask);
 
   for (const auto& m : permission_modes()) EXPECT_EQ(parse_permission_mode(m.id), m.mode);
   EXPECT_FALSE(parse_permission_mode("yolo"));
+}
+
+TEST(PermissionRules, ParseAndMatchByToolCategoryAndPattern) {
+  using tools::Risk;
+  const auto rule = [](std::string_view text, Verdict verdict) {
+    auto r = parse_permission_rule(text, verdict, "test.json");
+    EXPECT_TRUE(r) << text;
+    return r ? *r : PermissionRule{};
+  };
+  EXPECT_EQ(rule("shell(git status*)", Verdict::allow).pattern, "git status*");
+  EXPECT_EQ(rule("write_file", Verdict::deny).pattern, std::nullopt);
+  for (const char* bad : {"", "shell(", "shell(x", "sh ell", "(x)", "edit(src/**) "}) {
+    EXPECT_FALSE(parse_permission_rule(bad, Verdict::allow, "f")) << bad;
+  }
+
+  PermissionPolicy p;
+  p.set_rules({rule("shell(git status*)", Verdict::allow), rule("shell(npm test)", Verdict::allow),
+               rule("edit(src/**)", Verdict::allow), rule("read(secrets/**)", Verdict::deny),
+               rule("shell(git push*)", Verdict::ask), rule("shell(git *)", Verdict::deny),
+               rule("write_file(docs/*.md)", Verdict::ask)});
+  const auto decide = [&](std::string tool, std::string category, std::string arg, Risk risk) {
+    return p.decide(CallSubject{std::move(tool), std::move(category), std::move(arg)}, risk);
+  };
+  // Deny wins over an allow that also matches: "git status" matches both `git status*` and `git *`.
+  auto status = decide("shell", "shell", "git status", Risk::execute);
+  EXPECT_EQ(status.verdict, Verdict::deny);
+  EXPECT_NE(status.reason.find("shell(git *)"), std::string::npos) << status.reason;
+  EXPECT_NE(status.reason.find("test.json"), std::string::npos) << status.reason;
+  EXPECT_EQ(decide("shell", "shell", "npm test", Risk::execute).verdict, Verdict::allow);
+  EXPECT_EQ(decide("shell", "shell", "npm test -- --watch", Risk::execute).verdict, Verdict::ask);
+  // Path patterns are component-wise: `src/**` covers any depth, `docs/*.md` one level.
+  EXPECT_EQ(decide("edit_file", "edit", "src/a/b/c.cpp", Risk::write).verdict, Verdict::allow);
+  EXPECT_EQ(decide("edit_file", "edit", "test/a.cpp", Risk::write).verdict, Verdict::ask);
+  EXPECT_EQ(decide("read_file", "read", "secrets/key.txt", Risk::read).verdict, Verdict::deny);
+  EXPECT_EQ(decide("grep", "read", "secrets/deep/x", Risk::read).verdict, Verdict::deny);
+  EXPECT_EQ(decide("read_file", "read", "src/a.cpp", Risk::read).verdict, Verdict::allow);
+  // An ask rule asks even where the mode would allow; plan still refuses first.
+  p.set_mode(PermissionMode::accept_edits);
+  EXPECT_EQ(decide("write_file", "edit", "docs/a.md", Risk::write).verdict, Verdict::ask);
+  EXPECT_EQ(decide("write_file", "edit", "docs/sub/a.md", Risk::write).verdict, Verdict::allow);
+  p.set_mode(PermissionMode::bypass);
+  EXPECT_EQ(decide("read_file", "read", "secrets/key.txt", Risk::read).verdict, Verdict::deny);  // deny beats bypass
+  EXPECT_EQ(decide("shell", "shell", "git push origin", Risk::execute).verdict, Verdict::deny);
+
+  // Approvals are revocable by id.
+  PermissionRule approved = rule("shell(make)", Verdict::allow);
+  approved.approval_id = 7;
+  p.set_mode(PermissionMode::default_mode);
+  p.add_rule(approved);
+  EXPECT_EQ(decide("shell", "shell", "make", Risk::execute).verdict, Verdict::allow);
+  p.remove_approval(7);
+  EXPECT_EQ(decide("shell", "shell", "make", Risk::execute).verdict, Verdict::ask);
+}
+
+TEST(PermissionRules, CallSubjectsComeFromTheToolKindAndInput) {
+  tools::ToolSpec shell_spec{"shell", "", Json::object(), tools::ToolKind::execute, tools::Risk::execute};
+  tools::ToolSpec edit_spec{"edit_file", "", Json::object(), tools::ToolKind::edit, tools::Risk::write};
+  tools::ToolSpec list_spec{"list_dir", "", Json::object(), tools::ToolKind::read, tools::Risk::read};
+  Json shell_input = Json::object();
+  shell_input.set("command", "make -j2");
+  Json edit_input = Json::object();
+  edit_input.set("path", "/work/p/src/x.cpp");
+  const CallSubject shell = call_subject(shell_spec, shell_input, "/work/p");
+  EXPECT_EQ(shell.category, "shell");
+  EXPECT_EQ(shell.argument, "make -j2");
+  const CallSubject edit = call_subject(edit_spec, edit_input, "/work/p");
+  EXPECT_EQ(edit.category, "edit");
+  EXPECT_EQ(edit.argument, "src/x.cpp");
+  EXPECT_EQ(call_subject(list_spec, Json::object(), "/work/p").argument, ".");
 }
 
 TEST(Ids, AreUniqueAndSortByTime) {
