@@ -236,10 +236,49 @@ Result<void> apply_config_text(Config& config, std::string_view text, std::strin
           config.permission_rules.push_back(std::move(*rule));
         }
       }
+    } else if (key == "shell") {
+      if (!value.is_object()) return fail(key, "expected an object (timeoutMs, maxTimeoutMs, sandbox, network, ...)");
+      for (const auto& [name, setting] : value.as_object()) {
+        const std::string field = fmt::format("shell.{}", name);
+        const auto string_list = [&](std::vector<std::string>& out) -> bool {
+          if (!setting.is_array()) return false;
+          for (const auto& item : setting.as_array()) {
+            if (!item.is_string()) return false;
+            out.push_back(item.as_string());
+          }
+          return true;
+        };
+        if (name == "timeoutMs" || name == "maxTimeoutMs") {
+          if (!setting.is_integer() || setting.as_int64() < 1000 || setting.as_int64() > 86'400'000) {
+            return fail(field, "expected milliseconds from 1000 to 86400000");
+          }
+          (name == "timeoutMs" ? config.shell.timeout_ms : config.shell.max_timeout_ms) =
+              static_cast<std::uint32_t>(setting.as_int64());
+        } else if (name == "sandbox") {
+          if (!setting.is_string() ||
+              (setting.as_string() != "require" && setting.as_string() != "fallback" && setting.as_string() != "off")) {
+            return fail(field, "expected \"require\" (the default), \"fallback\" or \"off\"");
+          }
+          config.shell.sandbox = setting.as_string();
+        } else if (name == "network") {
+          if (!setting.is_string() || (setting.as_string() != "allow" && setting.as_string() != "deny")) {
+            return fail(field, "expected \"allow\" (the default) or \"deny\"");
+          }
+          config.shell.network = setting.as_string() == "allow";
+        } else if (name == "envAllow") {
+          if (!string_list(config.shell.env_allow)) return fail(field, "expected a list of variable names");
+        } else if (name == "writableDirs") {
+          if (!string_list(config.shell.writable_dirs)) return fail(field, "expected a list of absolute directories");
+        } else {
+          return fail(field,
+                      "unknown setting (known: timeoutMs, maxTimeoutMs, sandbox, network, envAllow, "
+                      "writableDirs)");
+        }
+      }
     } else if (key == "$schema" || key.starts_with("_")) {
       // comments and editor hints
     } else {
-      return fail(key, "unknown setting (known: model, models, mode, maxTurnRequests, permissions)");
+      return fail(key, "unknown setting (known: model, models, mode, maxTurnRequests, permissions, shell)");
     }
   }
   config.sources.emplace_back(file);

@@ -17,6 +17,19 @@
 
 namespace agentd::daemon {
 
+// The shell tool's settings ("shell" in a config file). Plain values; daemon.cpp turns them into the
+// tool's ShellConfig.
+struct ShellSettings {
+  std::optional<std::uint32_t> timeout_ms;      // default per call (the tool's default: 2 minutes)
+  std::optional<std::uint32_t> max_timeout_ms;  // the most a call may ask for (default: 10 minutes)
+  // "require": refuse to run commands where the kernel cannot sandbox them (the default); "fallback":
+  // run them unsandboxed there, with a note in every result; "off": never sandbox.
+  std::string sandbox = "require";
+  bool network = true;                     // false: commands run with the network cut off
+  std::vector<std::string> env_allow;      // variables passed on although their names look secret
+  std::vector<std::string> writable_dirs;  // writable in the sandbox beyond the workspace and temp
+};
+
 struct Config {
   std::string model;  // the default model spec, "<provider>:<model>" or a name from `models`
   std::map<std::string, core::model::ModelConfig> models;  // named model configs from the files
@@ -26,6 +39,7 @@ struct Config {
   // with a call that would ask when no client can be asked.
   std::vector<core::PermissionRule> permission_rules;
   core::Verdict headless = core::Verdict::deny;
+  ShellSettings shell;
   std::vector<std::string> sources;  // the files that were read, in order
 };
 

@@ -105,6 +105,25 @@ TEST(Config, PermissionRulesAndTheHeadlessPolicy) {
   EXPECT_FALSE(apply_config_text(config, R"({"permissions": {"headless": "ask"}})", "c.json"));
 }
 
+TEST(Config, ShellSettings) {
+  Config config;
+  EXPECT_EQ(config.shell.sandbox, "require");
+  EXPECT_TRUE(config.shell.network);
+  ASSERT_TRUE(apply_config_text(config, R"({"shell": {"timeoutMs": 30000, "sandbox": "fallback", "network": "deny",
+    "envAllow": ["NPM_TOKEN"], "writableDirs": ["/home/u/.cache"]}})",
+                                "c.json"));
+  EXPECT_EQ(config.shell.timeout_ms, 30000U);
+  EXPECT_EQ(config.shell.sandbox, "fallback");
+  EXPECT_FALSE(config.shell.network);
+  EXPECT_EQ(config.shell.env_allow, std::vector<std::string>{"NPM_TOKEN"});
+  EXPECT_EQ(config.shell.writable_dirs, std::vector<std::string>{"/home/u/.cache"});
+  auto bad = apply_config_text(config, "{\"shell\": {\n \"sandbox\": \"maybe\"}}", "c.json");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message().find("c.json:2: config.shell.sandbox"), std::string::npos) << bad.error().message();
+  EXPECT_FALSE(apply_config_text(config, R"({"shell": {"timeoutMs": 5}})", "c.json"));
+  EXPECT_FALSE(apply_config_text(config, R"({"shell": {"colour": true}})", "c.json"));
+}
+
 TEST(Config, DefaultModelFollowsTheKeysThatAreSet) {
   EXPECT_EQ(default_model_spec(env_of({})), "anthropic:claude-sonnet-4-5");
   EXPECT_EQ(default_model_spec(env_of({{"OPENAI_API_KEY", "k"}})), "openai:gpt-4.1");
