@@ -59,6 +59,31 @@ class SessionFileAccess final : public tools::FileAccess {
   tools::DiskFileAccess disk_;
 };
 
+// The last part of a call's live output, as the client is shown it while the call runs.
+class LiveOutput {
+ public:
+  static constexpr std::size_t kShownBytes = 16 * 1024;
+  std::chrono::steady_clock::time_point last_sent{};
+
+  void append(std::string_view chunk) {
+    total_ += chunk.size();
+    tail_.append(chunk);
+    if (tail_.size() > 2 * kShownBytes) tail_.erase(0, tail_.size() - kShownBytes);
+  }
+  std::string text() const {
+    if (tail_.size() <= kShownBytes) return tail_;
+    // Cut at a line start where one is near, so the view does not open mid-line (or mid-character).
+    std::size_t from = tail_.size() - kShownBytes;
+    if (const auto nl = tail_.find('\n', from); nl != std::string::npos && nl - from < 512) from = nl + 1;
+    while (from < tail_.size() && (static_cast<unsigned char>(tail_[from]) & 0xC0) == 0x80) ++from;
+    return fmt::format("[... {} bytes before ...]\n{}", total_ - (tail_.size() - from), tail_.substr(from));
+  }
+
+ private:
+  std::string tail_;
+  std::size_t total_ = 0;
+};
+
 // Spans of one turn go to the spans table as they end.
 class TurnSpanSink final : public support::SpanSink {
  public:
@@ -702,6 +727,22 @@ asio::awaitable<model::ToolResultBlock> Session::execute_tool_call(const model::
   context.cancel = cancel;
   context.files = files_.get();
   context.file_state = file_state_.get();
+
+  // Live output (shell): the client sees the end of what the call printed so far, refreshed at most every
+  // 100 ms; the finished call's result replaces it. Posted to the strand, so it may come from anywhere.
+  context.progress = [self = shared_from_this(), id = call.id,
+                      live = std::make_shared<LiveOutput>()](std::string_view chunk) {
+    live->append(chunk);
+    const auto now = std::chrono::steady_clock::now();
+    if (now - live->last_sent < std::chrono::milliseconds(100)) return;
+    live->last_sent = now;
+    asio::post(self->strand_, [self, id, text = live->text()]() mutable {
+      ToolCallUpdatedEvent update;
+      update.id = id;
+      update.text = std::move(text);
+      self->emit(std::move(update));
+    });
+  };
 
   const tools::Risk risk = tool->assess(input, context);
   tool_span.set_attribute("risk", tools::risk_names(risk));
