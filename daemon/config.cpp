@@ -240,9 +240,9 @@ Result<void> apply_config_text(Config& config, std::string_view text, std::strin
       if (!value.is_object()) return fail(key, "expected an object (timeoutMs, maxTimeoutMs, sandbox, network, ...)");
       for (const auto& [name, setting] : value.as_object()) {
         const std::string field = fmt::format("shell.{}", name);
-        const auto string_list = [&](std::vector<std::string>& out) -> bool {
-          if (!setting.is_array()) return false;
-          for (const auto& item : setting.as_array()) {
+        const auto string_list = [](const support::Json& list, std::vector<std::string>& out) -> bool {
+          if (!list.is_array()) return false;
+          for (const auto& item : list.as_array()) {
             if (!item.is_string()) return false;
             out.push_back(item.as_string());
           }
@@ -266,9 +266,10 @@ Result<void> apply_config_text(Config& config, std::string_view text, std::strin
           }
           config.shell.network = setting.as_string() == "allow";
         } else if (name == "envAllow") {
-          if (!string_list(config.shell.env_allow)) return fail(field, "expected a list of variable names");
+          if (!string_list(setting, config.shell.env_allow)) return fail(field, "expected a list of variable names");
         } else if (name == "writableDirs") {
-          if (!string_list(config.shell.writable_dirs)) return fail(field, "expected a list of absolute directories");
+          if (!string_list(setting, config.shell.writable_dirs))
+            return fail(field, "expected a list of absolute directories");
         } else {
           return fail(field,
                       "unknown setting (known: timeoutMs, maxTimeoutMs, sandbox, network, envAllow, "

@@ -62,7 +62,7 @@ class SessionFileAccess final : public tools::FileAccess {
 // The last part of a call's live output, as the client is shown it while the call runs.
 class LiveOutput {
  public:
-  static constexpr std::size_t kShownBytes = 16 * 1024;
+  static constexpr std::size_t kShownBytes = std::size_t{16} << 10;
   std::chrono::steady_clock::time_point last_sent{};
 
   void append(std::string_view chunk) {
