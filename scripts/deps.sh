@@ -8,8 +8,11 @@ packages=(
   cmake ninja-build g++ pkg-config ca-certificates git
   # libraries; Boost 1.81 exactly, NOT Debian's default 1.74 (Asio/Beast are header-only here)
   libboost1.81-dev libsimdjson-dev libfmt-dev libsqlite3-dev libssl-dev
+  libre2-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
+  ripgrep
+  patch  # the oracle that applies edit_file's unified diffs
   # the fuzz targets (clang + libFuzzer runtime) and the format check
   clang-14 libclang-rt-14-dev clang-format-14 clang-tidy-14
 )

@@ -67,11 +67,11 @@ fuzz() {
     return
   fi
   cmake --preset fuzz >/dev/null
-  local targets=(jsonrpc_fuzz)
+  local targets=(jsonrpc_fuzz gitignore_fuzz edit_fuzz)
   [ -f test/fuzz/sse_fuzz.cpp ] && targets+=(sse_fuzz)
   cmake --build --preset fuzz -j "$jobs" --target "${targets[@]}"
   # Seeds: our own corpus for the protocol, the SSE fixtures for the stream decoders.
-  declare -A seeds=([jsonrpc_fuzz]=test/fuzz/corpus/jsonrpc [sse_fuzz]=test/fixtures/sse)
+  declare -A seeds=([jsonrpc_fuzz]=test/fuzz/corpus/jsonrpc [sse_fuzz]=test/fixtures/sse [gitignore_fuzz]=test/fuzz/corpus/gitignore [edit_fuzz]=test/fuzz/corpus/edit)
   for t in "${targets[@]}"; do
     local corpus
     corpus=$(mktemp -d)

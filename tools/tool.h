@@ -95,7 +95,8 @@ class FileAccess {
                                                                          support::CancelToken cancel) = 0;
 };
 
-class FileState;  // tools/file_state.h
+class FileState;      // tools/file_state.h
+class ChangeJournal;  // tools/file_transaction.h
 
 // What a running call may use. Owned by the engine for the duration of the call.
 struct ToolContext {
@@ -107,6 +108,9 @@ struct ToolContext {
   // What this session has seen of each file, for stale-edit refusal. Owned by the session (it outlives
   // the turn); never null during run() of a tool that reads or writes files.
   FileState* file_state = nullptr;
+  // Where file changes record their pre-images before they happen, so a turn can be undone. Owned by the
+  // session; null when a tool runs on its own (tests), and then changes are not undoable.
+  ChangeJournal* journal = nullptr;
   std::function<void(std::string_view)> progress;  // streamed output (shell); may be empty
 };
 

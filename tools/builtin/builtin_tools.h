@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 #include "core/support/result.h"
@@ -19,12 +20,30 @@ inline constexpr std::size_t kReadFileMaxLineBytes = 2000;
 inline constexpr std::size_t kBinarySniffBytes = std::size_t{8} << 10;
 // list_dir shows at most this many entries and says how many it left out.
 inline constexpr std::size_t kListDirMaxEntries = 1000;
+// glob shows at most this many paths and says how many it left out.
+inline constexpr std::size_t kGlobMaxResults = 500;
+// grep shows at most this much output (and says how many matches it left out), lines cut to this length.
+inline constexpr std::size_t kGrepMaxOutputBytes = std::size_t{32} << 10;
+inline constexpr std::size_t kGrepMaxLineBytes = 500;
+// shell: the timeout when a call gives none, the most one may ask for, and the output the result keeps.
+inline constexpr std::int64_t kShellDefaultTimeoutMs = 120000;
+inline constexpr std::int64_t kShellMaxTimeoutMs = 600000;
+inline constexpr std::size_t kShellOutputHeadBytes = std::size_t{16} << 10;
+inline constexpr std::size_t kShellOutputTailBytes = std::size_t{16} << 10;
 
 std::shared_ptr<Tool> make_read_file_tool();
 std::shared_ptr<Tool> make_list_dir_tool();
+std::shared_ptr<Tool> make_glob_tool();
 std::shared_ptr<Tool> make_write_file_tool();
+std::shared_ptr<Tool> make_edit_file_tool();
+std::shared_ptr<Tool> make_grep_tool();
+std::shared_ptr<Tool> make_shell_tool();  // with ShellConfig's defaults; tools/builtin/shell.h takes a config
 
-// Adds read_file, list_dir and write_file, in that order. Fails only if a name is already taken.
+struct ShellConfig;  // tools/builtin/shell.h
+
+// Adds read_file, list_dir, glob, grep, write_file, edit_file and shell, in that order; shell with `shell`
+// (timeouts, sandbox policy, environment), or with ShellConfig's defaults. Fails only if a name is taken.
 support::Result<void> register_builtin_tools(ToolRegistry& registry);
+support::Result<void> register_builtin_tools(ToolRegistry& registry, const ShellConfig& shell);
 
 }  // namespace agentd::tools

@@ -1,7 +1,11 @@
-// list_dir: the entries of one directory, sorted, so the model can find its way before it reads.
-// Gitignore filtering arrives with the ignore-rules part of the Tools issue; until then only `.git` is
-// skipped (its internals are noise to the model and can be huge).
+// list_dir: the entries of one directory, sorted, so the model can find its way before it reads. It lists
+// through the shared walk (tools/walk.h), so what .gitignore ignores is left out (and counted), `.git` is
+// never shown, and deny-listed names are skipped; other dot-files are shown, as a plain listing would.
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstring>
+#include <exception>
 #include <filesystem>
 #include <system_error>
 
@@ -10,6 +14,8 @@
 #include "tools/builtin/builtin_tools.h"
 #include "tools/builtin/common.h"
 #include "tools/path_guard.h"
+#include "tools/search.h"
+#include "tools/walk.h"
 
 namespace agentd::tools {
 namespace builtin {
@@ -28,22 +34,31 @@ constexpr std::string_view kSchema = R"({
   "additionalProperties": false
 })";
 
-// How often the listing loop looks at the cancel token: cheap enough, and a huge directory still stops.
-constexpr std::size_t kCancelCheckEvery = 256;
-
 // "name/" for a directory, "name -> target" for a symlink (the model may not follow it outside), "name"
 // otherwise.
-std::string describe_entry(const fs::directory_entry& entry) {
-  std::string name = entry.path().filename().string();
-  std::error_code ec;
-  const fs::file_status status = entry.symlink_status(ec);
-  if (!ec && fs::is_symlink(status)) {
-    const fs::path target = fs::read_symlink(entry.path(), ec);
-    return ec ? name + " -> ?" : fmt::format("{} -> {}", name, target.string());
+std::string describe_entry(const WalkEntry& entry) {
+  const std::size_t slash = entry.relative.rfind('/');
+  std::string name = slash == std::string::npos ? entry.relative : entry.relative.substr(slash + 1);
+  if (entry.is_symlink) {
+    std::string target(256, '\0');
+    for (;;) {
+      const ssize_t n = ::readlink(entry.path.c_str(), target.data(), target.size());
+      if (n < 0) return name + " -> ?";
+      if (static_cast<std::size_t>(n) < target.size()) {
+        target.resize(static_cast<std::size_t>(n));
+        return fmt::format("{} -> {}", name, target);
+      }
+      target.resize(target.size() * 2);  // possibly truncated: try again with more room
+    }
   }
-  if (!ec && fs::is_directory(status)) name += '/';
+  if (entry.is_dir) name += '/';
   return name;
 }
+
+struct Listing {
+  std::vector<std::string> entries;  // described, in name order
+  std::size_t ignored = 0;
+};
 
 class ListDirTool final : public Tool {
  public:
@@ -51,7 +66,8 @@ class ListDirTool final : public Tool {
     spec_.name = "list_dir";
     spec_.description = fmt::format(
         "List one directory: entries sorted by name, directories end in '/', symlinks show their target, hidden "
-        "files included, .git left out. At most {} entries are shown.",
+        "files included; .git and what .gitignore ignores are left out (the output says how many were ignored). "
+        "At most {} entries are shown.",
         kListDirMaxEntries);
     spec_.input_schema = support::parse_json(kSchema).value();
     spec_.kind = ToolKind::read;
@@ -91,18 +107,37 @@ class ListDirTool final : public Tool {
       co_return ToolResult::failure(fmt::format("{} is a file, not a directory; use read_file to read it", shown));
     }
 
-    // Blocking directory I/O on the caller's thread: the engine runs tools off its event loop.
-    std::vector<std::string> entries;
-    fs::directory_iterator it(directory, ec);
-    for (std::size_t seen = 0; !ec && it != fs::directory_iterator(); it.increment(ec)) {
-      if (++seen % kCancelCheckEvery == 0 && context.cancel.cancelled()) {
-        co_return support::Error(Errc::cancelled, "list_dir cancelled");
+    // A huge directory takes a while to read: off the event loop, like every walk.
+    auto work = [root = directory.string(), cancel = context.cancel]() -> support::Result<Listing> {
+      try {
+        Listing listing;
+        WalkOptions options;
+        options.hidden = true;
+        options.max_depth = 1;
+        auto walked = walk(
+            root, options,
+            [&](const WalkEntry& entry) {
+              listing.entries.push_back(describe_entry(entry));
+              return true;
+            },
+            cancel);
+        if (!walked) return std::move(walked).error();
+        listing.ignored = walked->ignored;
+        return listing;
+      } catch (const std::exception& e) {
+        return support::Error(Errc::internal, fmt::format("list_dir failed: {}", e.what()));
       }
-      if (it->path().filename() == ".git") continue;
-      entries.push_back(describe_entry(*it));
+    };
+    auto listed = co_await run_off_loop(std::move(work));
+    if (!listed) {
+      const support::Error& error = listed.error();
+      if (error.code() == Errc::cancelled) co_return std::move(listed).error();
+      if (error.code() == Errc::not_found) co_return ToolResult::failure(fmt::format("No such directory: {}", shown));
+      const std::string reason = error.native_code() != 0 ? std::strerror(error.native_code()) : error.message();
+      co_return ToolResult::failure(fmt::format("Cannot list {}: {}", shown, reason));
     }
-    if (ec) co_return ToolResult::failure(fmt::format("Cannot list {}: {}", shown, ec.message()));
-    std::sort(entries.begin(), entries.end());
+    const std::vector<std::string>& entries = listed->entries;
+    const std::size_t ignored = listed->ignored;
 
     const std::size_t shown_count = std::min(entries.size(), kListDirMaxEntries);
     const std::size_t omitted = entries.size() - shown_count;
@@ -112,9 +147,17 @@ class ListDirTool final : public Tool {
     result.metadata.set("entries", entries.size());
     result.metadata.set("shown", shown_count);
     result.metadata.set("omitted", omitted);
-    result.summary = fmt::format("Listed {} ({} entr{})", shown, entries.size(), entries.size() == 1 ? "y" : "ies");
+    result.metadata.set("ignored", ignored);
+    result.summary = fmt::format("Listed {} ({} entr{}{})", shown, entries.size(), entries.size() == 1 ? "y" : "ies",
+                                 ignored > 0 ? fmt::format(", {} ignored", ignored) : "");
+    const std::string ignored_note =
+        ignored == 0 ? ""
+                     : fmt::format(
+                           "[{} entr{} ignored by .gitignore not shown; an ignored path can still be listed or "
+                           "read by name]",
+                           ignored, ignored == 1 ? "y" : "ies");
     if (entries.empty()) {
-      result.content = fmt::format("[{} is empty]", shown);
+      result.content = ignored == 0 ? fmt::format("[{} is empty]", shown) : ignored_note;
       co_return result;
     }
     for (std::size_t i = 0; i < shown_count; ++i) {
@@ -126,6 +169,7 @@ class ListDirTool final : public Tool {
           fmt::format("[{} more entr{} not shown (list_dir shows at most {}); list a subdirectory to narrow it down]",
                       omitted, omitted == 1 ? "y" : "ies", kListDirMaxEntries);
     }
+    if (!ignored_note.empty()) result.content += (omitted > 0 ? "\n" : "") + ignored_note;
     co_return result;
   }
 

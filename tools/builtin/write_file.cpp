@@ -1,5 +1,6 @@
 // write_file: creates a file or replaces all of it. A file that exists must have been read (or written)
-// by this session and be unchanged since, so the model never overwrites text it has not seen.
+// by this session and be unchanged since, so the model never overwrites text it has not seen. The write is a
+// file transaction (tools/file_transaction.h): pre-image journaled first, so the turn can be undone.
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -9,11 +10,11 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
-#include "tools/atomic_write.h"
 #include "tools/builtin/builtin_tools.h"
 #include "tools/builtin/common.h"
 #include "tools/disk_file_access.h"
 #include "tools/file_state.h"
+#include "tools/file_transaction.h"
 #include "tools/path_guard.h"
 #include "tools/sha256.h"
 
@@ -74,25 +75,28 @@ class WriteFileTool final : public Tool {
     if (auto invalid = check_input(spec_, input)) co_return std::move(*invalid);
     if (context.file_state == nullptr) co_return missing_context(spec_.name, "file_state");
     if (context.cancel.cancelled()) co_return support::Error(Errc::cancelled, "write_file cancelled");
-    co_return write(string_field(input, "path"), string_field(input, "content"), context);
+    std::string path = string_field(input, "path");
+    std::string content = string_field(input, "content");
+    co_return co_await write(std::move(path), std::move(content), context);
   }
 
  private:
-  // Blocking file I/O on the caller's thread: the engine runs tools off its event loop. Nothing here
-  // awaits, so the whole write is one synchronous step that cancellation cannot cut in half.
-  support::Result<ToolResult> write(const std::string& given, const std::string& content, ToolContext& context) {
+  // Blocking file I/O on the caller's thread: the engine runs tools off its event loop. The one await is
+  // the journal's; commit_file checks again after it that the file still holds what was checked here.
+  boost::asio::awaitable<support::Result<ToolResult>> write(std::string given, std::string content,
+                                                            ToolContext& context) {
     auto resolved = PathGuard(context).resolve(given, PathAccess::write);
-    if (!resolved) return ToolResult::failure(resolved.error().message());
-    const fs::path& path = resolved->absolute;
-    const std::string& shown = resolved->display;
+    if (!resolved) co_return ToolResult::failure(resolved.error().message());
+    const fs::path path = resolved->absolute;
+    const std::string shown = resolved->display;
     if (resolved->trailing_slash) {
-      return ToolResult::failure(
+      co_return ToolResult::failure(
           fmt::format("path \"{}\" ends in '/', so it names a directory; give a file path", given));
     }
 
     auto pre = pre_image(path, shown, *context.file_state);
-    if (auto* refused = std::get_if<ToolResult>(&pre)) return std::move(*refused);
-    const PreImage& before = std::get<PreImage>(pre);
+    if (auto* refused = std::get_if<ToolResult>(&pre)) co_return std::move(*refused);
+    const PreImage before = std::move(std::get<PreImage>(pre));
 
     const std::string new_hash = sha256_hex(content);
     ToolResult result;
@@ -107,7 +111,7 @@ class WriteFileTool final : public Tool {
       result.metadata.set("verification", verification(true, true));
       result.summary = fmt::format("{} unchanged", shown);
       result.content = fmt::format("{} already has exactly this content; nothing was written.", shown);
-      return result;
+      co_return result;
     }
 
     bool created_directories = false;
@@ -115,21 +119,32 @@ class WriteFileTool final : public Tool {
       std::error_code ec;
       created_directories = fs::create_directories(path.parent_path(), ec);
       if (ec) {
-        return ToolResult::failure(fmt::format("Cannot create the directory {} for {}: {}",
-                                               display_parent(path, context), shown, ec.message()));
+        co_return ToolResult::failure(fmt::format("Cannot create the directory {} for {}: {}",
+                                                  display_parent(path, context), shown, ec.message()));
       }
     }
-    std::optional<std::uint32_t> mode;
-    if (before.exists) mode = before.mode;
-    if (auto written = write_file_atomically(path, content, mode); !written) {
-      return ToolResult::failure(fmt::format("Cannot write {}: {}", shown, written.error().message()));
+    FileCommit commit;
+    commit.path = path;
+    if (before.exists) {
+      commit.before = before.bytes;
+      commit.mode = before.mode;
     }
-
-    // Read back what landed on disk: a full disk, a filter driver or a racing writer shows up here and
-    // not as a surprise on the next read.
-    auto read_back = read_disk_file(path);
-    const bool read_ok = read_back.has_value() && sha256_hex(*read_back) == new_hash;
-    const bool text_found = read_back.has_value() && *read_back == content;
+    commit.after = content;
+    commit.before_mode = before.mode;
+    auto committed = co_await commit_file(std::move(commit), context.journal, context.cancel);
+    if (!committed) co_return std::move(committed).error();
+    if (committed->status == CommitStatus::conflict) {
+      co_return ToolResult::failure(fmt::format(
+          "{} changed while this write was being saved (another edit or a program wrote it), so nothing was "
+          "written. Read it with read_file and write it again.",
+          shown));
+    }
+    if (committed->status == CommitStatus::failed) {
+      co_return ToolResult::failure(fmt::format("Cannot write {}: {}", shown, committed->message));
+    }
+    // commit_file read back what landed on disk.
+    const bool read_ok = committed->read_back;
+    const bool text_found = committed->text_found;
     result.metadata.set("changedLines", before.exists ? changed_lines(before.bytes, content) : count_lines(content));
     result.metadata.set("created", !before.exists);
     result.metadata.set("bytes", content.size());
@@ -142,13 +157,13 @@ class WriteFileTool final : public Tool {
 
     if (!read_ok) {
       result.ok = false;
-      const std::string why = read_back ? "different bytes" : read_back.error().message();
+      const std::string why = committed->message.empty() ? "different bytes" : committed->message;
       result.summary = fmt::format("Wrote {} but could not verify it", shown);
       result.content = fmt::format(
           "Wrote {} but reading it back gave {}; something else may be writing to it. Read it with read_file "
           "before changing it again.",
           shown, why);
-      return result;
+      co_return result;
     }
     context.file_state->record(path, snapshot_of(content, path));
 
@@ -163,7 +178,7 @@ class WriteFileTool final : public Tool {
       result.content = fmt::format("Created {} ({}, {} bytes{}).", shown, lines_phrase(lines), content.size(),
                                    created_directories ? ", with its missing parent directories" : "");
     }
-    return result;
+    co_return result;
   }
 
   // The file's current state, or the failure that stops the write (a directory, never read, stale).

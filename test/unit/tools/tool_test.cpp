@@ -119,14 +119,18 @@ TEST(ToolRegistry, RefusesDuplicatesNullsAndBadNames) {
 TEST(BuiltinTools, RegisterInOrderWithTheirSpecs) {
   ToolRegistry registry;
   ASSERT_TRUE(register_builtin_tools(registry));
-  EXPECT_EQ(registry.names(), (std::vector<std::string>{"read_file", "list_dir", "write_file"}));
+  EXPECT_EQ(registry.names(),
+            (std::vector<std::string>{"read_file", "list_dir", "glob", "grep", "write_file", "edit_file", "shell"}));
   const auto specs = registry.specs();
-  EXPECT_EQ(specs[0]->kind, ToolKind::read);
-  EXPECT_EQ(specs[0]->base_risk, Risk::read);
-  EXPECT_EQ(specs[1]->kind, ToolKind::read);
-  EXPECT_EQ(specs[1]->base_risk, Risk::read);
-  EXPECT_EQ(specs[2]->kind, ToolKind::edit);
-  EXPECT_EQ(specs[2]->base_risk, Risk::write);
+  ASSERT_EQ(specs.size(), 7U);
+  const std::pair<ToolKind, Risk> expected[] = {{ToolKind::read, Risk::read},      {ToolKind::read, Risk::read},
+                                                {ToolKind::search, Risk::read},    {ToolKind::search, Risk::read},
+                                                {ToolKind::edit, Risk::write},     {ToolKind::edit, Risk::write},
+                                                {ToolKind::execute, Risk::execute}};
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    EXPECT_EQ(specs[i]->kind, expected[i].first) << specs[i]->name;
+    EXPECT_EQ(specs[i]->base_risk, expected[i].second) << specs[i]->name;
+  }
   for (const ToolSpec* spec : specs) {
     EXPECT_FALSE(spec->description.empty()) << spec->name;
     EXPECT_EQ(spec->input_schema["type"], support::Json("object")) << spec->name;

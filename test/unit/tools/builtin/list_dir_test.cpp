@@ -47,7 +47,35 @@ TEST_F(ListDirTest, SortedEntriesWithDirectoriesMarked) {
   expected.set("entries", 6);
   expected.set("shown", 6);
   expected.set("omitted", 0);
+  expected.set("ignored", 0);
   EXPECT_EQ(result->metadata, expected);
+}
+
+TEST_F(ListDirTest, IgnoredEntriesAreLeftOutAndCounted) {
+  h_.write(".git/HEAD", "ref: refs/heads/main\n");
+  h_.write(".gitignore", "build/\n*.o\n");
+  h_.write("build/gen.c", "");
+  h_.write("a.o", "");
+  h_.write("main.c", "");
+  h_.write(".env", "SECRET=1");  // deny-listed: not even its name is shown
+  auto result = list("{}");
+  ASSERT_TRUE(result) << result.error().message();
+  EXPECT_EQ(result->content,
+            ".gitignore\nmain.c\n[2 entries ignored by .gitignore not shown; an ignored path can still be listed or "
+            "read by name]");
+  EXPECT_EQ(result->summary, "Listed . (2 entries, 2 ignored)");
+  EXPECT_EQ(result->metadata["ignored"], Json(2));
+  // An ignored directory named explicitly is listed; inside it, only the rules below still apply.
+  auto build = list(R"({"path": "build"})");
+  ASSERT_TRUE(build);
+  EXPECT_EQ(build->content, "gen.c\n");
+
+  h_.write("objs/x.o", "");
+  auto objs = list(R"({"path": "objs"})");
+  ASSERT_TRUE(objs);
+  EXPECT_EQ(objs->content,
+            "[1 entry ignored by .gitignore not shown; an ignored path can still be listed or read by name]");
+  EXPECT_EQ(objs->summary, "Listed objs (0 entries, 1 ignored)");
 }
 
 TEST_F(ListDirTest, SubdirectoriesAndEmptyOnes) {

@@ -1,0 +1,246 @@
+// shell: runs a command with /bin/sh -c in the session's workspace, under the Landlock sandbox, with a
+// secret-free environment and a private TMPDIR; streams its output and returns the capped capture with
+// how it ended. A non-zero exit is information for the model, not a failed call.
+#include "tools/builtin/shell.h"
+
+#include <signal.h>
+#include <string.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "tools/builtin/common.h"
+#include "tools/environment.h"
+#include "tools/path_guard.h"
+#include "tools/process.h"
+
+namespace agentd::tools {
+namespace builtin {
+namespace {
+
+namespace fs = std::filesystem;
+using support::Errc;
+using support::Json;
+
+constexpr std::size_t kTitleCommandChars = 80;
+
+// "200ms", "45s", "2m", "2m30s": how a timeout reads in a result.
+std::string describe_duration(std::chrono::milliseconds duration) {
+  const auto ms = duration.count();
+  if (ms < 1000 || ms % 1000 != 0) return fmt::format("{}ms", ms);
+  const auto seconds = ms / 1000;
+  if (seconds < 60) return fmt::format("{}s", seconds);
+  if (seconds % 60 == 0) return fmt::format("{}m", seconds / 60);
+  return fmt::format("{}m{}s", seconds / 60, seconds % 60);
+}
+
+std::string signal_name(int signo) {
+  const char* abbrev = ::sigabbrev_np(signo);
+  return abbrev != nullptr ? fmt::format("SIG{}", abbrev) : fmt::format("signal {}", signo);
+}
+
+// The command's first line, shortened, for titles and summaries.
+std::string short_command(std::string_view command) {
+  const std::size_t newline = command.find('\n');
+  std::string_view line = command.substr(0, newline);
+  std::string out(utf8_prefix(line, kTitleCommandChars));
+  if (out.size() < command.size()) out += "...";
+  return out;
+}
+
+class ShellTool final : public Tool {
+ public:
+  explicit ShellTool(ShellConfig config) : config_(std::move(config)) {
+    spec_.name = "shell";
+    spec_.description = fmt::format(
+        "Run a shell command (/bin/sh -c) in the working directory and return its output (stdout and stderr "
+        "merged) and exit code. Keep commands non-interactive: stdin is empty. The command and everything it "
+        "starts, background jobs included, are killed when it ends or times out (default {}ms, at most {}ms). "
+        "Output over {} KiB keeps its start and end. Writes are allowed only inside the workspace and $TMPDIR "
+        "(a fresh private directory per call) when the sandbox is on.",
+        config_.default_timeout.count(), config_.max_timeout.count(),
+        (config_.output_head_bytes + config_.output_tail_bytes) >> 10);
+    spec_.input_schema = support::parse_json(fmt::format(R"({{
+  "type": "object",
+  "properties": {{
+    "command": {{"type": "string", "minLength": 1, "description": "The command line, run with /bin/sh -c."}},
+    "timeout_ms": {{"type": "integer", "minimum": 1, "maximum": {},
+                    "description": "Kill the command after this many milliseconds. Default {}."}},
+    "cwd": {{"type": "string", "minLength": 1,
+             "description": "The directory to run in: relative to the working directory, or absolute inside it. Default: the working directory."}}
+  }},
+  "required": ["command"],
+  "additionalProperties": false
+}})",
+                                                         config_.max_timeout.count(), config_.default_timeout.count()))
+                             .value();
+    spec_.kind = ToolKind::execute;
+    spec_.base_risk = Risk::execute;
+  }
+
+  const ToolSpec& spec() const override { return spec_; }
+
+  std::string title(const Json& input, const ToolContext& /*context*/) const override {
+    return "Run " + short_command(string_field(input, "command"));
+  }
+
+  boost::asio::awaitable<support::Result<ToolResult>> run(Json input, ToolContext& context) override {
+    if (auto invalid = check_input(spec_, input)) co_return std::move(*invalid);
+    if (context.cancel.cancelled()) co_return support::Error(Errc::cancelled, "shell cancelled");
+    const std::string command = string_field(input, "command");
+    const auto timeout = std::min(
+        std::chrono::milliseconds(integer_field(input, "timeout_ms").value_or(config_.default_timeout.count())),
+        config_.max_timeout);
+
+    const PathGuard guard(context);
+    fs::path cwd = context.cwd;
+    if (const Json* requested = input.find("cwd"); requested != nullptr) {
+      auto resolved = guard.resolve(requested->as_string(), PathAccess::read);
+      if (!resolved) co_return ToolResult::failure(resolved.error().message());
+      std::error_code ec;
+      if (!fs::is_directory(resolved->absolute, ec)) {
+        co_return ToolResult::failure(fmt::format(
+            "cwd {} is not a directory; give an existing directory inside the workspace", resolved->display));
+      }
+      cwd = resolved->absolute;
+    }
+
+    auto temp = PrivateTempDir::create();
+    if (!temp) co_return std::move(temp).error();
+    ProcessOptions options;
+    options.argv = {config_.shell, "-c", command};
+    options.cwd = cwd.string();
+    options.env = scrubbed_environment(config_.env_allow);
+    set_variable(options.env, "TMPDIR", temp->path().string());
+    options.timeout = timeout;
+    options.kill_grace = config_.kill_grace;
+    options.capture_head_bytes = config_.output_head_bytes;
+    options.capture_tail_bytes = config_.output_tail_bytes;
+
+    Json sandbox = Json::object();
+    std::optional<SandboxPlan> plan;
+    std::string unsandboxed;  // why the command runs without a sandbox, when it does
+    if (!config_.sandbox.require) {
+      unsandboxed = "the sandbox is turned off in agentd's configuration";
+    } else {
+      SandboxRequest request;
+      request.writable = guard.roots();
+      request.writable.push_back(temp->path());
+      for (const auto& dir : config_.sandbox.writable_dirs) {
+        std::error_code ec;
+        if (fs::is_directory(dir, ec)) request.writable.emplace_back(dir);
+      }
+      request.deny_network = config_.sandbox.deny_network;
+      auto prepared = SandboxPlan::prepare(request);
+      if (prepared) {
+        plan.emplace(std::move(*prepared));
+        options.sandbox = &*plan;
+        sandbox.set("enforced", true);
+        sandbox.set("description", plan->describe());
+      } else if (prepared.error().code() == Errc::unsupported && config_.sandbox.allow_unsandboxed) {
+        unsandboxed = prepared.error().message();
+      } else {
+        co_return ToolResult::failure(
+            fmt::format("Not run: the command sandbox cannot be set up ({}), and agentd's configuration does not allow "
+                        "commands without it. Do the task with the other tools, or ask the user to allow unsandboxed "
+                        "commands.",
+                        prepared.error().message()));
+      }
+    }
+    if (!unsandboxed.empty()) {
+      sandbox.set("enforced", false);
+      sandbox.set("reason", unsandboxed);
+    }
+
+    // Live output goes to the client until the stream budget is spent, then one note says so.
+    std::size_t streamed = 0;
+    bool stream_cut = false;
+    const OutputCallback on_output = [&](std::string_view chunk) {
+      if (!context.progress || stream_cut) return;
+      if (streamed + chunk.size() > config_.stream_bytes) {
+        stream_cut = true;
+        context.progress(fmt::format("\n[live output stops here after {} KiB; the result keeps the start and end]\n",
+                                     config_.stream_bytes >> 10));
+        return;
+      }
+      streamed += chunk.size();
+      context.progress(chunk);
+    };
+    auto ran = co_await run_process(options, on_output, context.cancel);
+    if (!ran) {
+      if (ran.error().code() == Errc::cancelled) co_return std::move(ran).error();
+      if (ran.error().code() == Errc::unavailable) {
+        co_return ToolResult::failure(
+            fmt::format("Not run: the sandbox could not be applied: {}", ran.error().message()));
+      }
+      if (ran.error().code() == Errc::not_found) co_return ToolResult::failure(ran.error().message());
+      co_return std::move(ran).error();
+    }
+    const ProcessResult& process = *ran;
+    if (process.ended_by == EndedBy::cancelled) {
+      co_return support::Error(Errc::cancelled,
+                               "shell cancelled: the command and every process it started were killed");
+    }
+
+    std::string ending;
+    switch (process.ended_by) {
+      case EndedBy::exit: ending = fmt::format("exit code {}", process.exit_code); break;
+      case EndedBy::signal:
+        ending = fmt::format("killed by signal {} ({})", process.signal, signal_name(process.signal));
+        break;
+      case EndedBy::timeout:
+        ending = fmt::format(
+            "timed out after {}: the command and every process it started were killed (timeout_ms can be at most "
+            "{})",
+            describe_duration(timeout), config_.max_timeout.count());
+        break;
+      case EndedBy::cancelled: break;  // returned above
+    }
+
+    ToolResult result;
+    result.ok = process.ended_by != EndedBy::timeout;
+    result.content = process.output.empty() ? "(no output)\n" : process.output;
+    if (result.content.back() != '\n') result.content += '\n';
+    if (process.leftover_processes > 0) {
+      result.content += fmt::format(
+          "[{} process{} still running when the command ended (background jobs) {} killed; nothing outlives a "
+          "shell call]\n",
+          process.leftover_processes, process.leftover_processes == 1 ? "" : "es",
+          process.leftover_processes == 1 ? "was" : "were");
+    }
+    if (!unsandboxed.empty()) result.content += fmt::format("[ran without a sandbox: {}]\n", unsandboxed);
+    result.content += ending;
+    result.summary = fmt::format("{}: {}", short_command(command), ending.substr(0, ending.find(':')));
+
+    result.metadata.set("exitCode", process.exit_code >= 0 ? Json(process.exit_code) : Json());
+    result.metadata.set("signal", process.signal != 0 ? Json(process.signal) : Json());
+    result.metadata.set("endedBy", ended_by_name(process.ended_by));
+    result.metadata.set("durationMs", static_cast<std::int64_t>(process.duration.count()));
+    result.metadata.set("outputBytes", process.output_bytes);
+    result.metadata.set("truncatedBytes", process.truncated_bytes);
+    result.metadata.set("sandbox", std::move(sandbox));
+    co_return result;
+  }
+
+ private:
+  ShellConfig config_;
+  ToolSpec spec_;
+};
+
+}  // namespace
+}  // namespace builtin
+
+std::shared_ptr<Tool> make_shell_tool(ShellConfig config) {
+  return std::make_shared<builtin::ShellTool>(std::move(config));
+}
+
+std::shared_ptr<Tool> make_shell_tool() { return make_shell_tool(ShellConfig{}); }
+
+}  // namespace agentd::tools

@@ -1,0 +1,128 @@
+#include "tools/file_transaction.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <functional>
+#include <mutex>
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include "tools/atomic_write.h"
+#include "tools/disk_file_access.h"
+#include "tools/sha256.h"
+
+namespace agentd::tools {
+namespace {
+
+namespace fs = std::filesystem;
+using support::Errc;
+using support::Error;
+
+// Striped: commits to one path are serialized; commits to different paths rarely wait for each other.
+std::mutex& lock_for(const fs::path& path) {
+  static std::array<std::mutex, 64> stripes;
+  return stripes[std::hash<std::string>{}(path.string()) % stripes.size()];
+}
+
+// The file's bytes now; nullopt when there is no file.
+support::Result<std::optional<std::string>> current_bytes(const fs::path& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    const int err = errno;
+    if (err == ENOENT) return std::optional<std::string>();
+    return Error(Errc::io, fmt::format("cannot inspect {}: {}", path.string(), std::strerror(err)), err);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return Error(Errc::invalid_argument, fmt::format("{} is not a regular file", path.string()));
+  }
+  auto bytes = read_disk_file(path);
+  if (!bytes) return std::move(bytes).error();
+  return std::optional<std::string>(std::move(*bytes));
+}
+
+std::string describe(const std::optional<std::string>& bytes) {
+  return bytes ? fmt::format("{} bytes", bytes->size()) : std::string("no file");
+}
+
+// The check and the write, under the path's lock. Blocking.
+CommitResult apply_locked(const FileCommit& commit) {
+  CommitResult result;
+  const std::lock_guard lock(lock_for(commit.path));
+  auto now = current_bytes(commit.path);
+  if (!now) {
+    result.status = CommitStatus::failed;
+    result.message = now.error().message();
+    return result;
+  }
+  if (*now != commit.before) {
+    result.status = CommitStatus::conflict;
+    result.message = fmt::format("{} changed before the write could happen (expected {}, found {})",
+                                 commit.path.string(), describe(commit.before), describe(*now));
+    return result;
+  }
+  if (!commit.after) {
+    if (::unlink(commit.path.c_str()) != 0) {
+      const int err = errno;
+      result.status = CommitStatus::failed;
+      result.message = fmt::format("cannot remove {}: {}", commit.path.string(), std::strerror(err));
+      return result;
+    }
+    // As for a rename: the removal is durable once the directory is.
+    const int dir_fd = ::open(commit.path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir_fd >= 0) {
+      ::fsync(dir_fd);
+      ::close(dir_fd);
+    }
+    struct stat st {};
+    result.read_back = result.text_found = ::lstat(commit.path.c_str(), &st) != 0 && errno == ENOENT;
+    return result;
+  }
+  if (auto written = write_file_atomically(commit.path, *commit.after, commit.mode); !written) {
+    result.status = CommitStatus::failed;
+    result.message = written.error().message();
+    return result;
+  }
+  // Read back what landed: a full disk, a filter driver or a writer outside this process shows up here and
+  // not as a surprise on the next read.
+  auto read_back = read_disk_file(commit.path);
+  if (read_back) {
+    result.read_back = sha256_hex(*read_back) == sha256_hex(*commit.after);
+    result.text_found = *read_back == *commit.after;
+  } else {
+    result.message = read_back.error().message();
+  }
+  return result;
+}
+
+}  // namespace
+
+boost::asio::awaitable<support::Result<CommitResult>> commit_file(FileCommit commit, ChangeJournal* journal,
+                                                                  support::CancelToken cancel) {
+  if (cancel.cancelled()) co_return Error(Errc::cancelled, "the file change was cancelled before it started");
+  std::optional<std::int64_t> id;
+  if (journal != nullptr) {
+    FileChange change;
+    change.path = commit.path.string();
+    change.before = commit.before;
+    change.mode = commit.before_mode;
+    if (commit.after) change.after_hash = sha256_hex(*commit.after);
+    auto recorded = co_await journal->record(std::move(change));
+    if (!recorded) co_return std::move(recorded).error();
+    id = *recorded;
+  }
+  if (cancel.cancelled()) {
+    if (id) journal->abandon(*id);
+    co_return Error(Errc::cancelled, "the file change was cancelled before the write");
+  }
+  CommitResult result = apply_locked(commit);
+  result.journal_id = id;
+  if (result.status != CommitStatus::committed && id) journal->abandon(*id);
+  co_return result;
+}
+
+}  // namespace agentd::tools

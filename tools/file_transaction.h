@@ -1,0 +1,71 @@
+// File transactions (DESIGN.md section 5): a tool that changes a file first hands the file's pre-image to the
+// session's ChangeJournal, which makes it durable (the engine keeps it in a content-addressed blob table, so
+// /undo can put it back); only then is the file replaced, atomically, and read back to verify it. Tools know
+// the journal only through this interface: nothing here knows of sessions, turns or SQLite.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include <boost/asio/awaitable.hpp>
+
+#include "core/support/cancel.h"
+#include "core/support/result.h"
+
+namespace agentd::tools {
+
+// One change to one file, as the journal records it before the change happens.
+struct FileChange {
+  std::string path;                       // absolute
+  std::optional<std::string> before;      // the bytes being replaced; nullopt: the file does not exist yet
+  std::uint32_t mode = 0;                 // permission bits of the file before the change (0 when it did not exist)
+  std::optional<std::string> after_hash;  // sha256 hex of the bytes about to be written; nullopt: a removal
+};
+
+class ChangeJournal {
+ public:
+  virtual ~ChangeJournal() = default;
+  // Records `change` durably (its pre-image included); the file must not be touched unless this succeeded.
+  // Returns an id for abandon(). Errors end the change: nothing is written.
+  virtual boost::asio::awaitable<support::Result<std::int64_t>> record(FileChange change) = 0;
+  // The change recorded under `id` did not happen after all (the write failed, or the file changed under
+  // us): the journal forgets it.
+  virtual void abandon(std::int64_t id) = 0;
+};
+
+// What a commit replaces and what it writes.
+struct FileCommit {
+  std::filesystem::path path;         // absolute, already through the PathGuard
+  std::optional<std::string> before;  // the bytes the change was built on; nullopt: the file must not exist
+  std::optional<std::string> after;   // the new bytes; nullopt: remove the file
+  std::optional<std::uint32_t> mode;  // permission bits to write with; nullopt: a new file's default
+  std::uint32_t before_mode = 0;      // for the journal: the file's mode now
+};
+
+enum class CommitStatus {
+  committed,  // the file now holds `after` (or is gone)
+  conflict,   // the file no longer held `before` when the write was due: nothing was written
+  failed,     // the write failed: the file still holds `before`; `message` says why
+};
+
+struct CommitResult {
+  CommitStatus status = CommitStatus::committed;
+  std::string message;      // conflict or failed: what happened
+  bool read_back = false;   // committed: what is on disk afterwards hashes to `after` (or the file is gone)
+  bool text_found = false;  // committed: and is byte for byte `after`
+  std::optional<std::int64_t> journal_id;
+};
+
+// The transaction: records the change in `journal` (when not null), then, holding a lock that orders it
+// against every other commit to the same path in this process, checks that the file still holds `before`,
+// writes `after` with write_file_atomically (or removes the file), and reads it back. The check is what
+// makes two racing edits safe: the second finds the first one's bytes and reports a conflict instead of
+// overwriting them. A commit that does not happen is abandoned in the journal. Errc::cancelled when
+// cancelled before the write; a journal error is returned as is (nothing written). Blocking file I/O
+// between the journal's await and the end.
+boost::asio::awaitable<support::Result<CommitResult>> commit_file(FileCommit commit, ChangeJournal* journal,
+                                                                  support::CancelToken cancel);
+
+}  // namespace agentd::tools

@@ -1,0 +1,51 @@
+// The one directory traversal behind list_dir, glob and grep: depth-first in byte order, honouring
+// .gitignore files the way git does, never entering .git, never following symlinks, and skipping
+// deny-listed paths. Synchronous and blocking: callers run it off the event loop (tools/run_blocking.h).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+
+#include "core/support/cancel.h"
+#include "core/support/result.h"
+
+namespace agentd::tools {
+
+struct WalkOptions {
+  bool hidden = false;         // include dot-files and dot-dirs (.git/ itself is never entered)
+  bool respect_ignore = true;  // nested .gitignore files and .git/info/exclude
+  std::size_t max_depth = static_cast<std::size_t>(-1);  // 1 = only the root's direct children
+};
+
+struct WalkEntry {
+  std::string path;      // absolute
+  std::string relative;  // relative to the walk root, '/'-separated, no leading "./"
+  bool is_dir = false;
+  bool is_symlink = false;
+};
+
+struct WalkStats {
+  std::size_t skipped_unreadable = 0;  // subdirectories that could not be opened or read
+  std::size_t ignored = 0;             // entries left out by ignore rules (an ignored directory counts once)
+};
+
+// Walks everything below `root` (an absolute directory; the root itself is not visited). Depth-first,
+// entries of each directory in byte order of their names, a directory before its contents. The visitor
+// returns false to stop the walk early (still a success). Deny-listed paths (tools::denied_path for reads)
+// are skipped silently. Symlinks are reported but never followed into directories (no loops).
+//
+// Ignore rules, as in git: each directory's .gitignore applies to what is below it, deeper files taking
+// precedence; then .git/info/exclude. The .gitignore files of the root's ancestors apply too, up to the
+// repository root (the nearest ancestor holding `.git`). As with ripgrep, .gitignore files count only inside
+// a git repository (at or above the root, or nested below it): a tree unpacked from a tarball may carry
+// .gitignore files meant for its packagers (Debian's kernel source ignores `/*`). An ignored directory is
+// not entered, so nothing below it can be re-included. The root itself is walked even if it is ignored: the
+// caller named it.
+//
+// Errc::not_found when the root is missing or not a directory, Errc::io when it cannot be read,
+// Errc::cancelled when `cancel` fires; unreadable subdirectories are skipped (counted in the result).
+support::Result<WalkStats> walk(const std::string& root, const WalkOptions& options,
+                                const std::function<bool(const WalkEntry&)>& visit, const support::CancelToken& cancel);
+
+}  // namespace agentd::tools
