@@ -1,6 +1,8 @@
 #include "daemon/daemon.h"
 
+#include <algorithm>
 #include <csignal>
+#include <thread>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -24,6 +26,8 @@
 #include "storage/database.h"
 #include "storage/db_worker.h"
 #include "tools/builtin/builtin_tools.h"
+#include "tools/builtin/shell.h"
+#include "tools/sandbox.h"
 
 namespace agentd::daemon {
 
@@ -33,7 +37,21 @@ using namespace boost::asio::experimental::awaitable_operators;
 
 namespace {
 constexpr auto kShutdownGrace = std::chrono::milliseconds(2000);
+
+tools::ShellConfig shell_config(const ShellSettings& settings) {
+  tools::ShellConfig shell;
+  if (settings.timeout_ms) shell.default_timeout = std::chrono::milliseconds(*settings.timeout_ms);
+  if (settings.max_timeout_ms) shell.max_timeout = std::chrono::milliseconds(*settings.max_timeout_ms);
+  // A default above the ceiling would make every call without a timeout fail; the ceiling gives way.
+  shell.max_timeout = std::max(shell.max_timeout, shell.default_timeout);
+  shell.sandbox.require = settings.sandbox != "off";
+  shell.sandbox.allow_unsandboxed = settings.sandbox == "fallback";
+  shell.sandbox.deny_network = !settings.network;
+  shell.sandbox.writable_dirs = settings.writable_dirs;
+  shell.env_allow = settings.env_allow;
+  return shell;
 }
+}  // namespace
 
 int run_daemon(const Options& options, int in_fd, int out_fd) {
   // A client that goes away must show up as EPIPE on write, not kill us mid-flush.
@@ -92,7 +110,25 @@ int run_daemon(const Options& options, int in_fd, int out_fd) {
     return 1;
   }
   tools::ToolRegistry registry;
-  if (auto r = tools::register_builtin_tools(registry); !r) {
+  const tools::ShellConfig shell = shell_config(config->shell);
+  // Said once at startup, so a user whose kernel cannot sandbox finds out before the first command. The
+  // probe forks a child, so it runs beside the event loop instead of delaying `initialize`; a shell call
+  // that comes first waits for it (the result is computed once).
+  std::jthread sandbox_probe;
+  if (shell.sandbox.require) {
+    sandbox_probe = std::jthread([mode = config->shell.sandbox, fallback = shell.sandbox.allow_unsandboxed] {
+      const tools::SandboxStatus& sandbox = tools::sandbox_status();
+      if (!sandbox.landlock()) {
+        log::warn("shell sandbox unavailable: {}; commands are {} (config shell.sandbox = \"{}\")", sandbox.summary(),
+                  fallback ? "run unsandboxed" : "refused", mode);
+      } else {
+        log::debug("shell sandbox: {}", sandbox.summary());
+      }
+    });
+  } else {
+    log::info("shell sandbox off (config shell.sandbox = \"off\"): commands can write anywhere this user can");
+  }
+  if (auto r = tools::register_builtin_tools(registry, shell); !r) {
     log::error("{}", r.error().message());
     return 1;
   }
