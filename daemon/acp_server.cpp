@@ -284,6 +284,60 @@ Json rules_json(const std::vector<core::PermissionRule>& rules) {
   return list;
 }
 
+struct CheckpointRestoreParams {
+  std::string session_id;
+  std::string turn_id;
+};
+bool from_json(const support::JsonIn& in, CheckpointRestoreParams& out) {
+  return in.required("sessionId", out.session_id) && in.required("turnId", out.turn_id);
+}
+
+Json optional_json(const std::optional<std::string>& value) { return value ? Json(*value) : Json(); }
+
+Json checkpoints_json(const std::vector<core::CheckpointInfo>& checkpoints) {
+  Json list = Json::array();
+  for (const auto& c : checkpoints) {
+    Json j = Json::object();
+    j["turnId"] = c.id;
+    j["seq"] = c.seq;
+    j["kind"] = storage::checkpoint_kind_name(c.kind);
+    if (c.restores) j["restoresTurnId"] = *c.restores;
+    j["undone"] = c.undone;
+    j["createdAt"] = iso8601(c.created_at_ms);
+    Json files = Json::array();
+    for (const auto& f : c.files) {
+      Json file = Json::object();
+      file["path"] = f.path;
+      file["change"] = !f.before_hash ? "created" : (!f.after_hash ? "removed" : "modified");
+      file["beforeHash"] = optional_json(f.before_hash);
+      file["afterHash"] = optional_json(f.after_hash);
+      files.push_back(std::move(file));
+    }
+    j["files"] = std::move(files);
+    list.push_back(std::move(j));
+  }
+  Json result = Json::object();
+  result["checkpoints"] = std::move(list);
+  return result;
+}
+
+Json restore_json(const core::RestoreReport& report) {
+  Json result = Json::object();
+  result["restoredTurnId"] = report.target;
+  result["checkpointId"] = report.checkpoint_id.empty() ? Json() : Json(report.checkpoint_id);
+  Json files = Json::array();
+  for (const auto& f : report.files) {
+    Json file = Json::object();
+    file["path"] = f.path;
+    file["action"] = core::restore_action_name(f.action);
+    if (!f.detail.empty()) file["detail"] = f.detail;
+    files.push_back(std::move(file));
+  }
+  result["files"] = std::move(files);
+  result["conflicts"] = report.count(core::RestoreAction::conflict);
+  return result;
+}
+
 Json ledger_json(const core::CostLedger& ledger) {
   Json j = Json::object();
   j["inputTokens"] = ledger.usage.input_tokens;
@@ -693,6 +747,24 @@ AcpServer::AcpServer(protocol::Peer& peer, core::SessionManager& sessions, core:
         result["events"] = std::move(list);
         result["lastSeq"] = last;
         co_return result;
+      });
+
+  peer_.on_request_async<SessionParams, Json>("_agentd/checkpoints/list",
+                                              [this](SessionParams p, Token) -> asio::awaitable<Result<Json>> {
+                                                auto session = sessions_.find(p.session_id);
+                                                if (!session) co_return session_not_open(p.session_id);
+                                                auto checkpoints = co_await session->checkpoints();
+                                                if (!checkpoints) co_return std::move(checkpoints).error();
+                                                co_return checkpoints_json(*checkpoints);
+                                              });
+
+  peer_.on_request_async<CheckpointRestoreParams, Json>(
+      "_agentd/checkpoints/restore", [this](CheckpointRestoreParams p, Token) -> asio::awaitable<Result<Json>> {
+        auto session = sessions_.find(p.session_id);
+        if (!session) co_return session_not_open(p.session_id);
+        auto report = co_await session->restore_checkpoint(std::move(p.turn_id));
+        if (!report) co_return std::move(report).error();
+        co_return restore_json(*report);
       });
 }
 

@@ -99,7 +99,7 @@ CREATE INDEX sessions_by_updated ON sessions(updated_at DESC, id);
 
 // Permissions: "always" answers persisted per project (the session's cwd), and the audit trail of every
 // decision. Approvals outlive the session they were given in (no foreign key to it).
-constexpr const char* kSchemaPermissions = R"sql(
+constexpr std::string_view kSchemaPermissions = R"sql(
 CREATE TABLE approvals (
   id          INTEGER PRIMARY KEY,
   project     TEXT NOT NULL,   -- absolute path of the workspace the approval covers
@@ -125,10 +125,48 @@ CREATE TABLE permission_audit (
 CREATE INDEX permission_audit_by_session ON permission_audit(session_id, id);
 )sql";
 
+// Version 4: file checkpoints (DESIGN.md section 5, /undo). `blobs` is content-addressed: a file's bytes
+// are stored once under their SHA-256, however many changes refer to them. A checkpoint gathers the file
+// changes of one turn (kind 'turn') or of one restore (kind 'restore', which put files back as they were
+// before checkpoint `restores_seq`), numbered per session in the order they were made. A change's pre-image
+// is in `blobs` before the file is touched; `before_hash` NULL means the file did not exist, `after_hash`
+// NULL that the change removed it. Blobs are not cascaded: prune_blobs() removes those nothing refers to.
+constexpr std::string_view kSchemaCheckpoints = R"sql(
+CREATE TABLE blobs (
+  hash  TEXT PRIMARY KEY,            -- lowercase hex SHA-256 of data
+  size  INTEGER NOT NULL CHECK (size >= 0),
+  data  BLOB NOT NULL
+) STRICT;
+
+CREATE TABLE checkpoints (
+  id            TEXT PRIMARY KEY,    -- the turn's id; a restore made outside a turn has its own
+  session_id    TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  seq           INTEGER NOT NULL CHECK (seq > 0),
+  turn_id       TEXT,                -- NULL for a restore made outside a turn
+  kind          TEXT NOT NULL CHECK (kind IN ('turn', 'restore')),
+  restores_seq  INTEGER CHECK ((kind = 'restore') = (restores_seq IS NOT NULL)),
+  created_at    INTEGER NOT NULL,
+  UNIQUE (session_id, seq)
+) STRICT;
+
+CREATE TABLE file_changes (
+  id             INTEGER PRIMARY KEY,
+  checkpoint_id  TEXT NOT NULL REFERENCES checkpoints(id) ON DELETE CASCADE,
+  path           TEXT NOT NULL,
+  before_hash    TEXT REFERENCES blobs(hash),
+  after_hash     TEXT,
+  mode           INTEGER NOT NULL DEFAULT 0,  -- permission bits before the change
+  created_at     INTEGER NOT NULL
+) STRICT;
+CREATE INDEX file_changes_by_checkpoint ON file_changes(checkpoint_id, id);
+CREATE INDEX file_changes_by_before ON file_changes(before_hash) WHERE before_hash IS NOT NULL;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "sessions and messages", kSchemaV1},
     {2, "turns, events, spans and usage", kSchemaV2},
     {3, "permission approvals and audit", kSchemaPermissions},
+    {4, "blobs and file checkpoints", kSchemaCheckpoints},
 };
 
 }  // namespace

@@ -144,6 +144,7 @@ Session::Session(EngineContext& engine, SessionInfo info, model::ModelConfig mod
   policy_.set_mode(engine.default_mode);
   files_ = std::make_unique<SessionFileAccess>(info_.id, [this] { return frontend_; });
   file_state_ = std::make_unique<tools::FileState>();
+  checkpoints_ = std::make_unique<Checkpoints>(*engine.store, info_.id, *file_state_);
 }
 
 Session::~Session() = default;
@@ -364,6 +365,7 @@ asio::awaitable<Result<TurnOutcome>> Session::prompt(PromptInput input, CancelTo
   running_.emplace(RunningTurn{turn_id, std::make_unique<support::CancelSource>(cancel)});
   const CancelToken turn_cancel = running_->cancel->token();
   current_turn_id_ = turn_id;
+  checkpoints_->begin_turn(turn_id);
   turn_cost_ = CostLedger{};
   const std::int64_t turn_seq = ++turn_count_;
   const std::int64_t started = support::unix_millis_now();
@@ -422,6 +424,7 @@ asio::awaitable<Result<TurnOutcome>> Session::prompt(PromptInput input, CancelTo
     if (!is_slash_command(turn_record.input)) previous_turn_cost_ = turn_cost_;
     last_turn_id_ = turn_id;
     current_turn_id_.clear();
+    checkpoints_->end_turn();
     write_events();
     flushed = co_await engine_.store->barrier();
     co_await asio::dispatch(strand_, asio::use_awaitable);
@@ -727,6 +730,7 @@ asio::awaitable<model::ToolResultBlock> Session::execute_tool_call(const model::
   context.cancel = cancel;
   context.files = files_.get();
   context.file_state = file_state_.get();
+  context.journal = checkpoints_.get();
 
   // Live output (shell): the client sees the end of what the call printed so far, refreshed at most every
   // 100 ms; the finished call's result replaces it. Posted to the strand, so it may come from anywhere.
@@ -853,7 +857,6 @@ asio::awaitable<model::ToolResultBlock> Session::execute_tool_call(const model::
 }
 
 asio::awaitable<Result<TurnOutcome>> Session::run_command(const std::string& text, std::string turn_id) {
-  (void)turn_id;
   SlashCommand command = parse_slash_command(text);
   std::string reply;
   if (command.name == "help") {
@@ -918,6 +921,12 @@ asio::awaitable<Result<TurnOutcome>> Session::run_command(const std::string& tex
         "Context cleared: the model will not see the {} earlier turn{} of this session (they stay "
         "in the session's history).",
         dropped, dropped == 1 ? "" : "s");
+  } else if (command.name == "undo") {
+    std::optional<std::string> by_turn = turn_id;
+    const CancelToken never;
+    auto undone = co_await checkpoints_->undo(turn_id, std::move(by_turn), never);
+    co_await asio::dispatch(strand_, asio::use_awaitable);
+    reply = undone ? undo_text(*undone, info_.cwd) : "Cannot undo: " + undone.error().message();
   } else {
     reply = fmt::format("Unknown command /{}. /help lists the commands.", command.name);
   }
@@ -994,6 +1003,26 @@ asio::awaitable<Result<void>> Session::revoke_approval(std::int64_t approval_id)
   if (!revoked) co_return revoked;
   policy_.remove_approval(approval_id);
   co_return support::ok();
+}
+
+asio::awaitable<Result<std::vector<CheckpointInfo>>> Session::checkpoints() { co_return co_await checkpoints_->list(); }
+
+asio::awaitable<Result<RestoreReport>> Session::restore_checkpoint(std::string turn_id) {
+  co_await asio::dispatch(strand_, asio::use_awaitable);
+  if (running_) {
+    co_return Error(Errc::conflict, fmt::format("session {} is running turn {}; files are restored between turns: "
+                                                "send session/cancel first, or wait",
+                                                info_.id, running_->id));
+  }
+  // Held like a turn, so that no prompt starts while files are being put back.
+  std::string restore_id = new_id("r");
+  running_.emplace(RunningTurn{restore_id, std::make_unique<support::CancelSource>()});
+  const CancelToken cancel = running_->cancel->token();
+  std::optional<std::string> no_turn;
+  auto report = co_await checkpoints_->restore(std::move(turn_id), restore_id, std::move(no_turn), cancel);
+  co_await asio::dispatch(strand_, asio::use_awaitable);
+  running_.reset();
+  co_return report;
 }
 
 }  // namespace agentd::core

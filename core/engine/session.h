@@ -17,6 +17,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/strand.hpp>
 
+#include "core/engine/checkpoints.h"
 #include "core/engine/engine_store.h"
 #include "core/engine/events.h"
 #include "core/engine/frontend.h"
@@ -153,6 +154,12 @@ class Session : public std::enable_shared_from_this<Session> {
   // Every write queued so far is durable.
   boost::asio::awaitable<support::Result<void>> flush();
 
+  // The file checkpoints of this session's turns, oldest first (_agentd/checkpoints/list).
+  boost::asio::awaitable<support::Result<std::vector<CheckpointInfo>>> checkpoints();
+  // Puts back the files turn `turn_id` and every later turn changed (_agentd/checkpoints/restore); the
+  // restore is a checkpoint too. Errc::conflict while a turn runs, not_found for a turn without changes.
+  boost::asio::awaitable<support::Result<RestoreReport>> restore_checkpoint(std::string turn_id);
+
  private:
   struct RunningTurn {
     std::string id;
@@ -210,6 +217,7 @@ class Session : public std::enable_shared_from_this<Session> {
   CostLedger turn_cost_;           // the turn running now
   CostLedger previous_turn_cost_;  // the last turn that called the model, for /cost
   std::unique_ptr<tools::FileState> file_state_;
+  std::unique_ptr<Checkpoints> checkpoints_;  // the tools' ChangeJournal; after file_state_, which it uses
   std::optional<support::Error> storage_error_;
 };
 

@@ -11,13 +11,14 @@ namespace agentd::core {
 
 namespace {
 
-constexpr std::array<SlashCommandInfo, 6> kCommands = {{
+constexpr std::array<SlashCommandInfo, 7> kCommands = {{
     {"help", "List the commands", ""},
     {"cost", "Tokens and USD for this session and the last turn", ""},
     {"model", "Show the model, or switch to another", "provider:model"},
     {"mode", "Show the permission mode, or switch to another", "default | acceptEdits | plan | bypass"},
     {"clear", "Start a fresh context; the history stays stored", ""},
     {"permissions", "List the permission rules in force, or revoke an approval", "revoke ID"},
+    {"undo", "Put back the files the last turn changed", ""},
 }};
 
 std::string_view trim(std::string_view s) {

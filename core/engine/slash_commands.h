@@ -1,5 +1,5 @@
 // Slash commands: what a session answers without calling the model (/help, /cost, /model, /mode,
-// /clear). The table here is the one list: /help prints it and the client is told about it with
+// /clear, /undo). The table here is the one list: /help prints it and the client is told about it with
 // available_commands_update.
 #pragma once
 
