@@ -103,6 +103,9 @@ struct ToolContext {
   std::string session_id;
   std::string cwd;                           // absolute, canonical
   std::vector<std::string> additional_dirs;  // absolute, canonical
+  // Deny-path patterns from the configuration, refused for every tool on top of the built-in list
+  // (tools/path_guard.h kDeniedPaths); same syntax. Owned by the engine, may be null.
+  const std::vector<std::string>* denied_paths = nullptr;
   support::CancelToken cancel;
   FileAccess* files = nullptr;  // never null during run()
   // What this session has seen of each file, for stale-edit refusal. Owned by the session (it outlives
