@@ -226,8 +226,24 @@ Result<void> apply_config_text(Config& config, std::string_view text, std::strin
           config.headless = rules.as_string() == "allow" ? core::Verdict::allow : core::Verdict::deny;
           continue;
         }
+        if (list == "denyPaths") {
+          if (!rules.is_array())
+            return fail(field, "expected a list of path patterns such as \"secrets/\" or \"*.p12\"");
+          for (const auto& pattern : rules.as_array()) {
+            if (!pattern.is_string()) return fail(field, "expected a list of strings");
+            const std::string& text = pattern.as_string();
+            if (text.empty() || text == "/" || text.starts_with('/') || text.find("..") != std::string::npos ||
+                text.find('\0') != std::string::npos) {
+              return fail(field, fmt::format("\"{}\" is not a path pattern: give a path below the workspace (no "
+                                             "leading /, no ..), with * inside a name and a trailing / for a directory",
+                                             text));
+            }
+            config.deny_paths.push_back(text);
+          }
+          continue;
+        }
         const auto verdict = core::parse_verdict(list);
-        if (!verdict) return fail(field, "unknown list (known: allow, deny, ask, headless)");
+        if (!verdict) return fail(field, "unknown list (known: allow, deny, ask, headless, denyPaths)");
         if (!rules.is_array()) return fail(field, "expected a list of rules such as \"shell(git status*)\"");
         for (const auto& rule_text : rules.as_array()) {
           if (!rule_text.is_string()) return fail(field, "expected a list of strings");

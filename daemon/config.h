@@ -39,6 +39,8 @@ struct Config {
   // with a call that would ask when no client can be asked.
   std::vector<core::PermissionRule> permission_rules;
   core::Verdict headless = core::Verdict::deny;
+  // permissions.denyPaths from every file: refused for every tool, beyond the built-in secrets list.
+  std::vector<std::string> deny_paths;
   ShellSettings shell;
   std::vector<std::string> sources;  // the files that were read, in order
 };

@@ -154,6 +154,7 @@ int run_daemon(const Options& options, int in_fd, int out_fd) {
   engine.system_rules = std::string(core::system_rules());
   engine.default_mode = config->mode;
   engine.permission_rules = config->permission_rules;
+  engine.denied_paths = config->deny_paths;
   engine.headless = config->headless;
   core::SessionManager sessions(engine, config->model);
 

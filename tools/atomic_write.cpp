@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include "tools/safe_open.h"
+
 namespace agentd::tools {
 namespace {
 
@@ -48,49 +50,55 @@ support::Result<void> write_all(int fd, std::string_view bytes, const std::files
 support::Result<void> write_file_atomically(const std::filesystem::path& path, std::string_view bytes,
                                             std::optional<std::uint32_t> mode) {
   const std::filesystem::path directory = path.parent_path();
-  std::filesystem::path temp;
+  // Everything below happens relative to this descriptor, opened without following a symlink: a directory
+  // swapped for a link after the PathGuard's check cannot redirect the write.
+  auto dir = open_directory_nofollow(directory);
+  if (!dir) {
+    if (dir.error().code() == Errc::conflict) return std::move(dir).error();
+    return io_error(dir.error().native_code(), fmt::format("cannot open the directory {}", directory.string()));
+  }
+  const std::string name = path.filename().string();
+  std::string temp;
   int fd = -1;
   int err = 0;
   // O_EXCL: a name collision (astronomically unlikely, or a leftover) picks another name, never shares.
   for (int attempt = 0; attempt < 8 && fd < 0; ++attempt) {
-    temp = directory / temp_name(path.filename().string());
-    fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    temp = temp_name(name);
+    fd = ::openat(dir->get(), temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
     err = errno;
     if (fd < 0 && err != EEXIST) break;
   }
   if (fd < 0) return io_error(err, fmt::format("cannot create a temporary file in {}", directory.string()));
+  const std::filesystem::path temp_path = directory / temp;
 
   // Each failure below reads errno first: formatting the message may clobber it.
   const auto fail = [&](Error error) {
     if (fd >= 0) ::close(fd);
-    ::unlink(temp.c_str());
+    ::unlinkat(dir->get(), temp.c_str(), 0);
     return error;
   };
   if (mode && ::fchmod(fd, static_cast<mode_t>(*mode)) != 0) {
     err = errno;
-    return fail(io_error(err, fmt::format("cannot set the mode of {}", temp.string())));
+    return fail(io_error(err, fmt::format("cannot set the mode of {}", temp_path.string())));
   }
-  if (auto written = write_all(fd, bytes, temp); !written) return fail(std::move(written).error());
+  if (auto written = write_all(fd, bytes, temp_path); !written) return fail(std::move(written).error());
   if (::fsync(fd) != 0) {
     err = errno;
-    return fail(io_error(err, fmt::format("cannot flush {} to disk", temp.string())));
+    return fail(io_error(err, fmt::format("cannot flush {} to disk", temp_path.string())));
   }
   const int closed = ::close(fd);
   err = errno;
   fd = -1;
-  if (closed != 0) return fail(io_error(err, fmt::format("cannot close {}", temp.string())));
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
+  if (closed != 0) return fail(io_error(err, fmt::format("cannot close {}", temp_path.string())));
+  // rename replaces a symlink at `name` itself rather than writing through it.
+  if (::renameat(dir->get(), temp.c_str(), dir->get(), name.c_str()) != 0) {
     err = errno;
-    return fail(io_error(err, fmt::format("cannot rename {} to {}", temp.string(), path.string())));
+    return fail(io_error(err, fmt::format("cannot rename {} to {}", temp_path.string(), path.string())));
   }
 
   // The rename is durable once the directory is. Some file systems refuse fsync on a directory
   // (EINVAL); the data is safe either way, so that is not a failure.
-  const int dir_fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd >= 0) {
-    ::fsync(dir_fd);
-    ::close(dir_fd);
-  }
+  ::fsync(dir->get());
   return support::ok();
 }
 

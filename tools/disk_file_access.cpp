@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include "tools/safe_open.h"
+
 namespace agentd::tools {
 namespace {
 
@@ -21,31 +23,19 @@ Error errno_error(int err, std::string_view what, const std::filesystem::path& p
   return Error(Errc::io, fmt::format("{} {}: {}", what, path.string(), std::strerror(err)), err);
 }
 
-// Closes the descriptor on every path out.
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) noexcept : fd_(fd) {}
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const noexcept { return fd_; }
-
- private:
-  int fd_;
-};
-
 }  // namespace
 
 support::Result<std::string> read_disk_file(const std::filesystem::path& path, std::size_t max_bytes) {
   // O_NONBLOCK so that opening a FIFO does not wait for a writer; it changes nothing for regular files.
-  const FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
-  if (fd.get() < 0) {
-    const int err = errno;
+  // No symlink is followed: the path was resolved by the PathGuard, and one that changed since is refused.
+  auto opened = open_file_nofollow(path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+  if (!opened) {
+    if (opened.error().code() == Errc::conflict) return std::move(opened).error();
+    const int err = opened.error().native_code();
     if (err == EISDIR) return support::make_error(Errc::invalid_argument, "{} is a directory", path.string());
     return errno_error(err, "cannot open", path);
   }
+  const FileDescriptor fd = std::move(*opened);
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return errno_error(errno, "cannot stat", path);
   if (S_ISDIR(st.st_mode)) return support::make_error(Errc::invalid_argument, "{} is a directory", path.string());

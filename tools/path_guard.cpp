@@ -141,28 +141,37 @@ bool is_under(const fs::path& path, const fs::path& root) {
   return root_it == root_end;
 }
 
-const DeniedPath* denied_path(const fs::path& relative, PathAccess access) {
+std::optional<DeniedPath> denied_path(const fs::path& relative, PathAccess access,
+                                      std::span<const std::string> configured) {
   std::vector<std::string> components;
   for (const auto& part : relative) {
     std::string s = part.string();
     if (!s.empty() && s != "." && s != "/") components.push_back(std::move(s));
   }
-  for (const DeniedPath& rule : kDeniedPaths) {
-    if (rule.writes_only && access != PathAccess::write) continue;
-    std::string_view pattern = rule.pattern;
+  const auto matches = [&](std::string_view pattern) {
     if (pattern.ends_with('/')) pattern.remove_suffix(1);
     const auto parts = split_pattern(pattern);
-    if (parts.size() > components.size()) continue;
+    if (parts.empty() || parts.size() > components.size()) return false;
     for (std::size_t start = 0; start + parts.size() <= components.size(); ++start) {
       bool all = true;
       for (std::size_t i = 0; i < parts.size() && all; ++i) all = glob_matches(parts[i], components[start + i]);
-      if (all) return &rule;
+      if (all) return true;
     }
+    return false;
+  };
+  for (const DeniedPath& rule : kDeniedPaths) {
+    if (rule.writes_only && access != PathAccess::write) continue;
+    if (matches(rule.pattern)) return rule;
   }
-  return nullptr;
+  for (const std::string& pattern : configured) {
+    if (matches(pattern)) return DeniedPath{pattern, false, kConfiguredDenyReason};
+  }
+  return std::nullopt;
 }
 
-PathGuard::PathGuard(std::string_view cwd, const std::vector<std::string>& additional_dirs) {
+PathGuard::PathGuard(std::string_view cwd, const std::vector<std::string>& additional_dirs,
+                     std::vector<std::string> denied)
+    : denied_(std::move(denied)) {
   auto canonical_root = [](std::string_view dir) {
     const fs::path lexical = fs::path(dir).lexically_normal();
     auto resolved = resolve_symlinks(lexical);
@@ -173,7 +182,16 @@ PathGuard::PathGuard(std::string_view cwd, const std::vector<std::string>& addit
   for (const auto& dir : additional_dirs) roots_.push_back(canonical_root(dir));
 }
 
-PathGuard::PathGuard(const ToolContext& context) : PathGuard(context.cwd, context.additional_dirs) {}
+PathGuard::PathGuard(const ToolContext& context)
+    : PathGuard(context.cwd, context.additional_dirs,
+                context.denied_paths != nullptr ? *context.denied_paths : std::vector<std::string>{}) {}
+
+std::string PathGuard::relative_to_root(const fs::path& absolute) const {
+  const fs::path* root = root_containing(roots_, absolute);
+  if (root == nullptr) return {};
+  const fs::path relative = absolute.lexically_relative(*root);
+  return relative == "." ? std::string() : relative.generic_string();
+}
 
 std::string PathGuard::describe_roots() const {
   std::string out = fmt::format("{} (the working directory)", roots_[0].string());
@@ -197,7 +215,7 @@ support::Result<ResolvedPath> PathGuard::resolve(std::string_view given, PathAcc
   // The path as given may already name a secret, even when a symlink makes it point somewhere harmless.
   const fs::path* lexical_root = root_containing(roots_, lexical);
   if (lexical_root != nullptr) {
-    if (const DeniedPath* rule = denied_path(lexical.lexically_relative(*lexical_root), access)) {
+    if (auto rule = denied_path(lexical.lexically_relative(*lexical_root), access, denied_)) {
       return refused(given, *rule);
     }
   }
@@ -218,7 +236,7 @@ support::Result<ResolvedPath> PathGuard::resolve(std::string_view given, PathAcc
                                "path \"{}\" is outside the workspace: it resolves to {}. Allowed: paths under {}",
                                given, absolute.string(), describe_roots());
   }
-  if (const DeniedPath* rule = denied_path(absolute.lexically_relative(*root), access)) return refused(given, *rule);
+  if (auto rule = denied_path(absolute.lexically_relative(*root), access, denied_)) return refused(given, *rule);
 
   ResolvedPath out;
   out.display = display(absolute);

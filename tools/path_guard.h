@@ -5,6 +5,8 @@
 
 #include <array>
 #include <filesystem>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,7 +55,9 @@ class PathGuard {
  public:
   // `cwd` first, then the additional directories; each is canonicalized here (a root that is itself
   // reached through a symlink is allowed, and compared in its resolved form).
-  PathGuard(std::string_view cwd, const std::vector<std::string>& additional_dirs);
+  PathGuard(std::string_view cwd, const std::vector<std::string>& additional_dirs,
+            std::vector<std::string> denied = {});
+  // The context's cwd, additional directories and configured deny-paths.
   explicit PathGuard(const ToolContext& context);
 
   // Resolves `path` (relative to the cwd, or absolute): lexical normalization, then symlinks followed
@@ -71,11 +75,17 @@ class PathGuard {
   std::string display(const std::filesystem::path& absolute) const;
 
   const std::vector<std::filesystem::path>& roots() const noexcept { return roots_; }
+  // The configured deny patterns this guard applies beyond the built-in list.
+  const std::vector<std::string>& denied() const noexcept { return denied_; }
+  // `absolute` (resolved) relative to the root it lives in, '/'-separated ("" for a root itself), for
+  // matching deny patterns below a directory being walked.
+  std::string relative_to_root(const std::filesystem::path& absolute) const;
 
  private:
   std::string describe_roots() const;
 
   std::vector<std::filesystem::path> roots_;  // [0] is the cwd
+  std::vector<std::string> denied_;           // configured deny patterns
 };
 
 // Follows symlinks in an absolute path the way path resolution in the kernel does, for as long as the
@@ -89,7 +99,11 @@ std::string lexical_display(std::string_view path, const std::filesystem::path& 
 // True when `path` is `root` or below it, component-wise (`/ab` is not under `/a`).
 bool is_under(const std::filesystem::path& path, const std::filesystem::path& root);
 
-// The deny-list entry `relative` (a path below its root) matches for `access`, if any.
-const DeniedPath* denied_path(const std::filesystem::path& relative, PathAccess access);
+// The deny-list entry `relative` (a path below its root) matches for `access`, if any: the built-in
+// kDeniedPaths, then `configured` (the configuration's `permissions.denyPaths`, same syntax, for reads and
+// writes). A configured match points into `configured`, which must outlive the result.
+std::optional<DeniedPath> denied_path(const std::filesystem::path& relative, PathAccess access,
+                                      std::span<const std::string> configured = {});
+inline constexpr std::string_view kConfiguredDenyReason = "the configuration denies it (permissions.denyPaths)";
 
 }  // namespace agentd::tools

@@ -52,21 +52,22 @@ bool star_match(std::string_view pattern, std::string_view text) {
   return p == pattern.size();
 }
 
-// The last component of each read-denied pattern: a name matching none of them cannot be denied, so the
-// walk asks denied_path() (which builds a path and splits it) only for the rare name that does.
-const std::vector<std::string_view>& denied_names() {
-  static const std::vector<std::string_view> names = [] {
-    std::vector<std::string_view> out;
-    for (const DeniedPath& rule : kDeniedPaths) {
-      if (rule.writes_only) continue;
-      std::string_view pattern = rule.pattern;
-      if (pattern.ends_with('/')) pattern.remove_suffix(1);
-      const std::size_t slash = pattern.rfind('/');
-      out.push_back(slash == std::string_view::npos ? pattern : pattern.substr(slash + 1));
-    }
-    return out;
-  }();
-  return names;
+// The last component of a deny pattern: a name matching none of them cannot be denied, so the walk asks
+// denied_path() (which builds a path and splits it) only for the rare name that does.
+std::string_view last_component(std::string_view pattern) {
+  if (pattern.ends_with('/')) pattern.remove_suffix(1);
+  const std::size_t slash = pattern.rfind('/');
+  return slash == std::string_view::npos ? pattern : pattern.substr(slash + 1);
+}
+
+// Those of the built-in read-denied patterns and of `configured` (which must outlive the result).
+std::vector<std::string_view> denied_names(const std::vector<std::string>& configured) {
+  std::vector<std::string_view> out;
+  for (const DeniedPath& rule : kDeniedPaths) {
+    if (!rule.writes_only) out.push_back(last_component(rule.pattern));
+  }
+  for (const std::string& pattern : configured) out.push_back(last_component(pattern));
+  return out;
 }
 
 // Reads a whole small file relative to a directory descriptor (or an absolute path with AT_FDCWD); nullopt
@@ -116,7 +117,9 @@ class Walker {
  public:
   Walker(const WalkOptions& options, const std::function<bool(const WalkEntry&)>& visit,
          const support::CancelToken& cancel)
-      : options_(options), visit_(visit), cancel_(cancel) {}
+      : options_(options), visit_(visit), cancel_(cancel), denied_names_(denied_names(options_.denied)) {
+    if (!options_.deny_base.empty()) deny_prefix_ = options_.deny_base + '/';
+  }
 
   support::Result<WalkStats> run(const std::string& root_given) {
     std::string root = fs::path(root_given).is_absolute() ? root_given : fs::absolute(root_given).string();
@@ -156,7 +159,7 @@ class Walker {
       entry_.relative.resize(level.prefix);
       entry_.relative.append(name);
       const bool is_dir = raw.type == DT_DIR;
-      if (maybe_denied(name) && denied_path(fs::path(entry_.relative), PathAccess::read) != nullptr) continue;
+      if (maybe_denied(name) && denied(entry_.relative)) continue;
       if (options_.respect_ignore && ignored(is_dir)) {
         ++stats_.ignored;
         continue;
@@ -185,9 +188,12 @@ class Walker {
   }
 
  private:
-  static bool maybe_denied(std::string_view name) {
-    return std::any_of(denied_names().begin(), denied_names().end(),
+  bool maybe_denied(std::string_view name) const {
+    return std::any_of(denied_names_.begin(), denied_names_.end(),
                        [&](std::string_view pattern) { return star_match(pattern, name); });
+  }
+  bool denied(const std::string& relative) const {
+    return denied_path(fs::path(deny_prefix_ + relative), PathAccess::read, options_.denied).has_value();
   }
 
   // The rules that apply from above the root: the ancestors' .gitignore files up to the repository root,
@@ -314,6 +320,8 @@ class Walker {
   const WalkOptions& options_;
   const std::function<bool(const WalkEntry&)>& visit_;
   const support::CancelToken& cancel_;
+  std::vector<std::string_view> denied_names_;  // views into kDeniedPaths and options_.denied
+  std::string deny_prefix_;                     // options_.deny_base + '/', or empty
   WalkStats stats_;
   WalkEntry entry_;
   std::size_t root_length_ = 0;  // entry_.path's length for the root, with its '/'

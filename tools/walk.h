@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "core/support/cancel.h"
 #include "core/support/result.h"
@@ -16,6 +17,12 @@ struct WalkOptions {
   bool hidden = false;         // include dot-files and dot-dirs (.git/ itself is never entered)
   bool respect_ignore = true;  // nested .gitignore files and .git/info/exclude
   std::size_t max_depth = static_cast<std::size_t>(-1);  // 1 = only the root's direct children
+  // Deny patterns from the configuration (tools::denied_path's `configured`), skipped like the built-in
+  // ones. They are matched against `deny_base` + '/' + the entry's relative path, deny_base being the walk
+  // root relative to its workspace root (PathGuard::relative_to_root), so `config/secrets` is found from
+  // inside `config/` too.
+  std::vector<std::string> denied;
+  std::string deny_base;
 };
 
 struct WalkEntry {

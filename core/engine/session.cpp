@@ -731,6 +731,7 @@ asio::awaitable<model::ToolResultBlock> Session::execute_tool_call(const model::
   context.files = files_.get();
   context.file_state = file_state_.get();
   context.journal = checkpoints_.get();
+  context.denied_paths = &engine_.denied_paths;
 
   // Live output (shell): the client sees the end of what the call printed so far, refreshed at most every
   // 100 ms; the finished call's result replaces it. Posted to the strand, so it may come from anywhere.

@@ -63,6 +63,7 @@ struct EngineContext {
   PermissionMode default_mode = PermissionMode::default_mode;
   std::vector<PermissionRule> permission_rules;  // from the configuration
   Verdict headless = Verdict::deny;              // a call that would ask, when no client can be asked
+  std::vector<std::string> denied_paths;         // permissions.denyPaths: refused for every tool
 };
 
 struct Attachment {

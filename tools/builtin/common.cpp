@@ -85,4 +85,11 @@ std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes) {
   return text.substr(0, cut);
 }
 
+WalkOptions walk_options(const PathGuard& guard, const std::filesystem::path& root) {
+  WalkOptions options;
+  options.denied = guard.denied();
+  if (!options.denied.empty()) options.deny_base = guard.relative_to_root(root);
+  return options;
+}
+
 }  // namespace agentd::tools::builtin

@@ -10,7 +10,9 @@
 
 #include "core/support/json.h"
 #include "core/support/result.h"
+#include "tools/path_guard.h"
 #include "tools/tool.h"
+#include "tools/walk.h"
 
 namespace agentd::tools::builtin {
 
@@ -28,6 +30,14 @@ support::Error missing_context(std::string_view tool, std::string_view what);
 
 // Lines in `text`: a final line without '\n' counts, a trailing '\n' does not start another.
 std::size_t count_lines(std::string_view text);
+
+// Walk options for walking `root` (resolved by `guard`): the guard's configured deny-paths apply to what
+// the walk finds, as they do to paths the model names.
+WalkOptions walk_options(const PathGuard& guard, const std::filesystem::path& root);
+
+// Walk options for walking `root` (resolved by `guard`): the guard's configured deny-paths apply to what
+// the walk finds, as they do to paths the model names.
+WalkOptions walk_options(const PathGuard& guard, const std::filesystem::path& root);
 // The lines of `text` without their '\n' (a '\r' before it stays: the file really has it).
 std::vector<std::string_view> split_lines(std::string_view text);
 // Lines that differ between two texts, after the common leading and trailing lines are set aside: the

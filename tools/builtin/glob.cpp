@@ -153,7 +153,8 @@ class GlobTool final : public Tool {
     if (auto invalid = check_input(spec_, input)) co_return std::move(*invalid);
     if (context.cancel.cancelled()) co_return support::Error(Errc::cancelled, "glob cancelled");
 
-    auto resolved = PathGuard(context).resolve(string_field(input, "path", "."), PathAccess::read);
+    const PathGuard guard(context);
+    auto resolved = guard.resolve(string_field(input, "path", "."), PathAccess::read);
     if (!resolved) co_return ToolResult::failure(resolved.error().message());
     const std::string root = resolved->absolute.string();
     const std::string& shown = resolved->display;
@@ -175,7 +176,7 @@ class GlobTool final : public Tool {
     auto compiled = compile(pattern, root);
     if (!compiled) co_return ToolResult::failure(compiled.error().message());
 
-    WalkOptions options;
+    WalkOptions options = walk_options(guard, resolved->absolute);
     options.hidden = std::any_of(compiled->begin(), compiled->end(),
                                  [](const CompiledGlob& glob) { return names_hidden(glob.pattern); });
     auto work = [root, globs = std::move(*compiled), options, cancel = context.cancel]() -> support::Result<Found> {

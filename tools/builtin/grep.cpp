@@ -135,7 +135,8 @@ class GrepTool final : public Tool {
                       pattern.pattern, matcher.error().message()));
     }
 
-    auto resolved = PathGuard(context).resolve(string_field(input, "path", "."), PathAccess::read);
+    const PathGuard guard(context);
+    auto resolved = guard.resolve(string_field(input, "path", "."), PathAccess::read);
     if (!resolved) co_return ToolResult::failure(resolved.error().message());
     const std::string absolute = resolved->absolute.string();
     const std::string& shown = resolved->display;
@@ -155,11 +156,12 @@ class GrepTool final : public Tool {
     options.max_kept_bytes = 2 * kGrepMaxOutputBytes;
 
     auto work = [matcher = *matcher, absolute, shown, is_dir, glob = string_field(input, "glob"), options,
+                 walk = walk_options(guard, resolved->absolute),
                  cancel = context.cancel]() -> support::Result<SearchReport> {
       if (!is_dir) return search_files(matcher, {SearchTarget{absolute, shown}}, options, cancel);
       const std::string prefix = shown == "." ? "" : shown + "/";
       const auto include = glob_filter(glob);
-      return search_tree(matcher, absolute, prefix, WalkOptions{}, include, options, cancel);
+      return search_tree(matcher, absolute, prefix, walk, include, options, cancel);
     };
     auto searched = co_await run_off_loop(std::move(work));
     if (!searched) {

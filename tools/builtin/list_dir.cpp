@@ -90,7 +90,8 @@ class ListDirTool final : public Tool {
     if (auto invalid = check_input(spec_, input)) co_return std::move(*invalid);
     if (context.cancel.cancelled()) co_return support::Error(Errc::cancelled, "list_dir cancelled");
 
-    auto resolved = PathGuard(context).resolve(string_field(input, "path", "."), PathAccess::read);
+    const PathGuard guard(context);
+    auto resolved = guard.resolve(string_field(input, "path", "."), PathAccess::read);
     if (!resolved) co_return ToolResult::failure(resolved.error().message());
     const fs::path& directory = resolved->absolute;
     const std::string& shown = resolved->display;
@@ -108,10 +109,11 @@ class ListDirTool final : public Tool {
     }
 
     // A huge directory takes a while to read: off the event loop, like every walk.
-    auto work = [root = directory.string(), cancel = context.cancel]() -> support::Result<Listing> {
+    auto work = [root = directory.string(), base = walk_options(guard, directory),
+                 cancel = context.cancel]() -> support::Result<Listing> {
       try {
         Listing listing;
-        WalkOptions options;
+        WalkOptions options = base;
         options.hidden = true;
         options.max_depth = 1;
         auto walked = walk(

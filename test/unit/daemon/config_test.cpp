@@ -105,6 +105,21 @@ TEST(Config, PermissionRulesAndTheHeadlessPolicy) {
   EXPECT_FALSE(apply_config_text(config, R"({"permissions": {"headless": "ask"}})", "c.json"));
 }
 
+TEST(Config, DenyPathsAddUpAcrossFilesAndBadPatternsAreRefused) {
+  Config config;
+  ASSERT_TRUE(apply_config_text(config, R"({"permissions": {"denyPaths": ["secrets/", "*.p12"]}})", "/u/config.json"));
+  ASSERT_TRUE(apply_config_text(config, R"({"permissions": {"denyPaths": ["config/prod.json"]}})", "/p/c.json"));
+  EXPECT_EQ(config.deny_paths, (std::vector<std::string>{"secrets/", "*.p12", "config/prod.json"}));
+  for (const char* bad : {R"({"permissions": {"denyPaths": ["/etc"]}})", R"({"permissions": {"denyPaths": ["../x"]}})",
+                          R"({"permissions": {"denyPaths": [""]}})", R"({"permissions": {"denyPaths": [1]}})",
+                          R"({"permissions": {"denyPaths": "secrets"}})"}) {
+    auto refused = apply_config_text(config, bad, "c.json");
+    ASSERT_FALSE(refused) << bad;
+    EXPECT_NE(refused.error().message().find("config.permissions.denyPaths"), std::string::npos)
+        << refused.error().message();
+  }
+}
+
 TEST(Config, ShellSettings) {
   Config config;
   EXPECT_EQ(config.shell.sandbox, "require");

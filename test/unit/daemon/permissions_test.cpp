@@ -75,6 +75,17 @@ TEST(Permissions, AConfiguredDenyRuleRefusesTheCallAndNamesTheRule) {
   EXPECT_NE(body.find(".agentd/config.json"), std::string::npos) << body;
 }
 
+TEST(Permissions, ConfiguredDenyPathsRefuseTheFileWhateverTheAnswer) {
+  Fixture f(R"j({"permissions": {"denyPaths": ["out.txt"]}})j");
+  const std::string session = f.new_session(1);
+  f.prompt(2, session, "allow_once");
+  EXPECT_FALSE(std::filesystem::exists(f.dir.file("work/out.txt")));
+  auto requests = f.mock->requests();
+  ASSERT_EQ(requests.size(), 2U);
+  const std::string body = requests[1]["body"].dump();
+  EXPECT_NE(body.find("the configuration denies it (permissions.denyPaths)"), std::string::npos) << body;
+}
+
 TEST(Permissions, AlwaysAnswersPersistForTheProjectUntilRevoked) {
   Fixture f;
   const std::string first = f.new_session(1);

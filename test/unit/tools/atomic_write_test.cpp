@@ -68,8 +68,8 @@ TEST(AtomicWrite, FailuresAreIoErrorsWithTheErrno) {
   ASSERT_FALSE(missing_dir);
   EXPECT_EQ(missing_dir.error().code(), support::Errc::io);
   EXPECT_EQ(missing_dir.error().native_code(), ENOENT);
-  EXPECT_EQ(missing_dir.error().message(), "cannot create a temporary file in " +
-                                               (dir.path() / "no/such/dir").string() + ": No such file or directory");
+  EXPECT_EQ(missing_dir.error().message(),
+            "cannot open the directory " + (dir.path() / "no/such/dir").string() + ": No such file or directory");
 
   // Renaming a file over a non-empty directory fails after the temporary exists: it must be cleaned up.
   fs::create_directories(dir.path() / "occupied/inside");

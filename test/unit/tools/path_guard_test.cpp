@@ -258,12 +258,12 @@ TEST(PathHelpers, LexicalDisplayNeedsNoDisk) {
 }
 
 TEST(PathHelpers, DeniedPathReportsTheRule) {
-  const DeniedPath* rule = denied_path("a/.aws/credentials", PathAccess::read);
-  ASSERT_NE(rule, nullptr);
+  const auto rule = denied_path("a/.aws/credentials", PathAccess::read);
+  ASSERT_TRUE(rule);
   EXPECT_EQ(rule->pattern, ".aws/credentials");
-  EXPECT_EQ(denied_path(".git/config", PathAccess::read), nullptr);
-  EXPECT_NE(denied_path(".git/config", PathAccess::write), nullptr);
-  EXPECT_EQ(denied_path("src/main.cpp", PathAccess::write), nullptr);
+  EXPECT_FALSE(denied_path(".git/config", PathAccess::read));
+  EXPECT_TRUE(denied_path(".git/config", PathAccess::write));
+  EXPECT_FALSE(denied_path("src/main.cpp", PathAccess::write));
 }
 
 }  // namespace

@@ -209,8 +209,8 @@ TEST_F(WriteFileTest, WriteFailuresAreReportedAndCleanedUp) {
   }
   {
     const testing::ScopedNoMoreFiles no_files;
-    EXPECT_EQ(failure("other.txt", "x"), "Cannot write other.txt: cannot create a temporary file in " +
-                                             h_.workspace().string() + ": Too many open files");
+    EXPECT_EQ(failure("other.txt", "x"),
+              "Cannot write other.txt: cannot open the directory " + h_.workspace().string() + ": Too many open files");
   }
   EXPECT_TRUE(fs::is_empty(h_.workspace()));  // no temporaries left behind
 }
