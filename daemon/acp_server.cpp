@@ -81,7 +81,7 @@ Json agentd_meta(Json inner) {
   return meta;
 }
 
-std::vector<acp::SessionConfigOption> config_options(const core::Session& session, const core::EngineContext& engine) {
+std::vector<acp::SessionConfigOption> config_options(const core::Session& session) {
   acp::SessionConfigOption model;
   model.id = "model";
   model.name = "Model";
@@ -89,7 +89,7 @@ std::vector<acp::SessionConfigOption> config_options(const core::Session& sessio
   model.category = "model";
   model.current_value = session.model_spec();
   bool listed = false;
-  for (const auto& choice : engine.model_choices) {
+  for (const auto& choice : session.settings().model_choices) {
     model.options.push_back(acp::SessionConfigSelectOption{choice, choice, std::nullopt, {}});
     listed = listed || choice == session.model_spec();
   }
@@ -112,11 +112,9 @@ acp::SessionModeState mode_state(const core::Session& session) {
 
 // Every engine event, in ACP terms. `replay` includes the user's own messages (a live client already
 // shows what it sent).
-std::optional<acp::SessionUpdate> to_update(const core::EngineEvent& event, const core::Session* session,
-                                            const core::EngineContext& engine, bool replay) {
+std::optional<acp::SessionUpdate> to_update(const core::EngineEvent& event, const core::Session* session, bool replay) {
   struct Visitor {
     const core::Session* session;
-    const core::EngineContext& engine;
     bool replay;
     std::optional<acp::SessionUpdate> operator()(const core::UserMessageEvent& e) const {
       if (!replay) return std::nullopt;
@@ -178,10 +176,10 @@ std::optional<acp::SessionUpdate> to_update(const core::EngineEvent& event, cons
     std::optional<acp::SessionUpdate> operator()(const core::ModelChangedEvent& e) const {
       if (session == nullptr) return std::nullopt;
       (void)e;
-      return acp::ConfigOptionUpdate{config_options(*session, engine), {}};
+      return acp::ConfigOptionUpdate{config_options(*session), {}};
     }
   };
-  return std::visit(Visitor{session, engine, replay}, event);
+  return std::visit(Visitor{session, replay}, event);
 }
 
 std::string notification_json(const std::string& session_id, std::int64_t seq, acp::SessionUpdate update) {
@@ -386,8 +384,7 @@ Json span_tree(const std::vector<support::SpanRecord>& spans) {
 
 class AcpFrontend final : public core::Frontend {
  public:
-  AcpFrontend(protocol::Peer& peer, core::SessionManager& sessions, core::EngineContext& engine)
-      : peer_(&peer), sessions_(sessions), engine_(engine) {}
+  AcpFrontend(protocol::Peer& peer, core::SessionManager& sessions) : peer_(&peer), sessions_(sessions) {}
 
   void disconnect() { peer_ = nullptr; }
   void set_client(const acp::ClientCapabilities& caps) { caps_ = caps; }
@@ -395,7 +392,7 @@ class AcpFrontend final : public core::Frontend {
   void deliver(const std::string& session_id, const core::SequencedEvent& event) override {
     if (peer_ == nullptr) return;
     auto session = sessions_.find(session_id);
-    auto update = to_update(event.event, session.get(), engine_, false);
+    auto update = to_update(event.event, session.get(), false);
     if (!update) return;
     peer_->notify_raw(acp::method::kSessionUpdate, notification_json(session_id, event.seq, std::move(*update)));
   }
@@ -408,7 +405,7 @@ class AcpFrontend final : public core::Frontend {
       // Commands advertised in the past are stale state, not history: the session announces its current
       // ones once it is loaded.
       if (std::holds_alternative<core::CommandsEvent>(event.event)) continue;
-      auto update = to_update(event.event, session.get(), engine_, true);
+      auto update = to_update(event.event, session.get(), true);
       if (!update) continue;
       peer_->notify_raw(acp::method::kSessionUpdate, notification_json(session_id, event.seq, std::move(*update)));
     }
@@ -487,17 +484,15 @@ class AcpFrontend final : public core::Frontend {
  private:
   protocol::Peer* peer_;
   core::SessionManager& sessions_;
-  core::EngineContext& engine_;
   acp::ClientCapabilities caps_;
 };
 
 // ---- the method table: client -> engine ------------------------------------------------------------
 
-AcpServer::AcpServer(protocol::Peer& peer, core::SessionManager& sessions, core::EngineContext& engine)
+AcpServer::AcpServer(protocol::Peer& peer, core::SessionManager& sessions)
     : peer_(peer),
       sessions_(sessions),
-      engine_(engine),
-      frontend_(std::make_shared<AcpFrontend>(peer, sessions, engine)),
+      frontend_(std::make_shared<AcpFrontend>(peer, sessions)),
       prompts_(peer.executor()) {
   using Token = CancelToken;
   peer_.on_request<acp::InitializeRequest, acp::InitializeResponse>(
@@ -528,7 +523,7 @@ AcpServer::AcpServer(protocol::Peer& peer, core::SessionManager& sessions, core:
         acp::NewSessionResponse response;
         response.session_id = (*session)->id();
         response.modes = mode_state(**session);
-        response.config_options = config_options(**session, engine_);
+        response.config_options = config_options(**session);
         co_return response;
       });
 
@@ -549,7 +544,7 @@ AcpServer::AcpServer(protocol::Peer& peer, core::SessionManager& sessions, core:
         asio::post((*session)->strand(), [s = *session] { s->announce_commands(); });
         acp::LoadSessionResponse response;
         response.modes = mode_state(**session);
-        response.config_options = config_options(**session, engine_);
+        response.config_options = config_options(**session);
         co_return response;
       });
 
@@ -561,7 +556,7 @@ AcpServer::AcpServer(protocol::Peer& peer, core::SessionManager& sessions, core:
         (*session)->attach(frontend_);
         acp::ResumeSessionResponse response;
         response.modes = mode_state(**session);
-        response.config_options = config_options(**session, engine_);
+        response.config_options = config_options(**session);
         co_return response;
       });
 
@@ -627,7 +622,7 @@ AcpServer::AcpServer(protocol::Peer& peer, core::SessionManager& sessions, core:
         const auto* value = std::get_if<std::string>(&r.value);
         if (value == nullptr) co_return Error(Errc::invalid_argument, "params.value: the model option takes a string");
         if (auto set = co_await session->set_model(*value); !set) co_return std::move(set).error();
-        co_return acp::SetSessionConfigOptionResponse{config_options(*session, engine_), {}};
+        co_return acp::SetSessionConfigOptionResponse{config_options(*session), {}};
       });
 
   // session/prompt is answered when its turn ends, which may be long after: the turn runs in our task
@@ -707,18 +702,18 @@ AcpServer::AcpServer(protocol::Peer& peer, core::SessionManager& sessions, core:
     return result;
   });
 
-  peer_.on_request_async<SessionParams, Json>("_agentd/permissions/list",
-                                              [this](SessionParams p, Token) -> asio::awaitable<Result<Json>> {
-                                                auto session = sessions_.find(p.session_id);
-                                                if (!session) co_return session_not_open(p.session_id);
-                                                auto rules = co_await session->permission_rules();
-                                                Json result = Json::object();
-                                                result["project"] = session->info().cwd;
-                                                result["mode"] = std::string(core::permission_mode_id(session->mode()));
-                                                result["headless"] = std::string(core::verdict_name(engine_.headless));
-                                                result["rules"] = rules_json(rules);
-                                                co_return result;
-                                              });
+  peer_.on_request_async<SessionParams, Json>(
+      "_agentd/permissions/list", [this](SessionParams p, Token) -> asio::awaitable<Result<Json>> {
+        auto session = sessions_.find(p.session_id);
+        if (!session) co_return session_not_open(p.session_id);
+        auto rules = co_await session->permission_rules();
+        Json result = Json::object();
+        result["project"] = session->info().cwd;
+        result["mode"] = std::string(core::permission_mode_id(session->mode()));
+        result["headless"] = std::string(core::verdict_name(session->settings().headless));
+        result["rules"] = rules_json(rules);
+        co_return result;
+      });
 
   peer_.on_request_async<RevokeParams, Json>("_agentd/permissions/revoke",
                                              [this](RevokeParams p, Token) -> asio::awaitable<Result<Json>> {
@@ -738,7 +733,7 @@ AcpServer::AcpServer(protocol::Peer& peer, core::SessionManager& sessions, core:
         std::int64_t last = p.since;
         for (const auto& e : *events) {
           last = e.seq;
-          auto update = to_update(e.event, session.get(), engine_, true);
+          auto update = to_update(e.event, session.get(), true);
           if (!update) continue;
           auto parsed = support::parse_json(notification_json(p.session_id, e.seq, std::move(*update)));
           if (parsed) list.push_back(std::move(*parsed));

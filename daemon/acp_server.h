@@ -19,7 +19,7 @@ class AcpFrontend;
 
 class AcpServer {
  public:
-  AcpServer(protocol::Peer& peer, core::SessionManager& sessions, core::EngineContext& engine);
+  AcpServer(protocol::Peer& peer, core::SessionManager& sessions);
   ~AcpServer();
   AcpServer(const AcpServer&) = delete;
   AcpServer& operator=(const AcpServer&) = delete;
@@ -36,7 +36,6 @@ class AcpServer {
 
   protocol::Peer& peer_;
   core::SessionManager& sessions_;
-  core::EngineContext& engine_;
   std::shared_ptr<AcpFrontend> frontend_;
   std::optional<protocol::acp::InitializeRequest> client_;
   support::TaskGroup prompts_;

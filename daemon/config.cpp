@@ -375,4 +375,27 @@ std::string default_model_spec(const model::EnvLookup& env) {
   return "anthropic:claude-sonnet-4-5";
 }
 
+core::ProjectSettings project_settings(Config config, std::optional<model::ModelConfig> override_model) {
+  core::ProjectSettings settings;
+  settings.model_spec = config.model;
+  settings.model_choices.push_back(config.model);
+  for (const auto& [name, model] : config.models) {
+    (void)model;
+    if (name != config.model) settings.model_choices.push_back(name);
+  }
+  settings.limits.max_turn_requests = config.max_turn_requests;
+  settings.default_mode = config.mode;
+  settings.permission_rules = config.permission_rules;
+  settings.headless = config.headless;
+  settings.denied_paths = config.deny_paths;
+  settings.sources = config.sources;
+  auto shared = std::make_shared<const Config>(std::move(config));
+  settings.resolve_model =
+      [shared, override_model = std::move(override_model)](std::string_view spec) -> Result<model::ModelConfig> {
+    if (override_model) return *override_model;
+    return resolve_model(*shared, spec, {});
+  };
+  return settings;
+}
+
 }  // namespace agentd::daemon

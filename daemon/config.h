@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/engine/permissions.h"
+#include "core/engine/project_settings.h"
 #include "core/model/model_config.h"
 #include "core/support/result.h"
 
@@ -62,6 +63,12 @@ support::Result<void> apply_config_text(Config& config, std::string_view text, s
 // environment overrides applied).
 support::Result<core::model::ModelConfig> resolve_model(const Config& config, std::string_view spec,
                                                         const core::model::EnvLookup& env);
+
+// What a session takes from `config` (its project's layers): the model, the choices offered, the limits,
+// the permission rules and deny-paths. The resolver keeps the config alive. `override_model`, when set,
+// is what every model name resolves to (--demo's scripted server).
+core::ProjectSettings project_settings(Config config,
+                                       std::optional<core::model::ModelConfig> override_model = std::nullopt);
 
 // The model to use when nothing names one: Anthropic's when ANTHROPIC_API_KEY is set, else OpenAI's when
 // OPENAI_API_KEY is, else Anthropic's (whose calls then fail with a clear "key not set" error).

@@ -140,27 +140,27 @@ int run_daemon(const Options& options, int in_fd, int out_fd) {
   engine.tools = &registry;
   std::optional<core::model::ModelConfig> demo_model;
   if (demo) demo_model = config->models["anthropic:scripted-demo"];
-  engine.resolve_model = [&config, &demo_model](std::string_view spec) -> support::Result<core::model::ModelConfig> {
-    // In --demo every name is the scripted server, which needs no key.
-    if (demo_model) return *demo_model;
-    return resolve_model(*config, spec, {});
-  };
-  engine.model_choices.push_back(config->model);
-  for (const auto& [name, model] : config->models) {
-    (void)model;
-    if (name != config->model) engine.model_choices.push_back(name);
-  }
-  engine.limits.max_turn_requests = config->max_turn_requests;
   engine.system_rules = std::string(core::system_rules());
-  engine.default_mode = config->mode;
-  engine.permission_rules = config->permission_rules;
-  engine.denied_paths = config->deny_paths;
-  engine.headless = config->headless;
-  core::SessionManager sessions(engine, config->model);
+  // Each session reads its own project's layers (user file, <cwd>/.agentd/config.json, --config, the
+  // environment and --model) when it is created or loaded.
+  engine.project_settings = [config_file = options.config_file, model_flag = options.model,
+                             demo_model](const std::string& cwd) -> support::Result<core::ProjectSettings> {
+    auto loaded = load_config(ConfigInputs{std::nullopt, cwd, config_file, model_flag, {}});
+    if (!loaded) return std::move(loaded).error();
+    for (const auto& source : loaded->sources) log::debug("config for {}: read {}", cwd, source);
+    if (demo_model) {
+      // In --demo every name is the scripted server, which needs no key.
+      loaded->models.clear();
+      loaded->models["anthropic:scripted-demo"] = *demo_model;
+      loaded->model = "anthropic:scripted-demo";
+    }
+    return project_settings(std::move(*loaded), demo_model);
+  };
+  core::SessionManager sessions(engine);
 
   StdioTransport transport(io, in_fd, out_fd, options.max_frame_bytes);
   protocol::Peer peer(io.get_executor(), [&transport](const std::string& message) { transport.send(message); });
-  AcpServer server(peer, sessions, engine);
+  AcpServer server(peer, sessions);
 
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](boost::system::error_code ec, int signo) {

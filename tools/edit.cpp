@@ -144,6 +144,7 @@ std::vector<EditCandidate> closest(std::string_view body, std::string_view old_s
   file_norm.reserve(file_lines.size());
   for (const auto line : file_lines) file_norm.push_back(without_whitespace(line));
   std::vector<std::string> old_norm;
+  old_norm.reserve(old_lines.size());
   for (const auto line : old_lines) old_norm.push_back(without_whitespace(line));
 
   const std::size_t n = old_norm.size();

@@ -135,13 +135,15 @@ void CostLedger::add(const model::Usage& u, std::optional<double> cost) {
   }
 }
 
-Session::Session(EngineContext& engine, SessionInfo info, model::ModelConfig model, std::string model_spec)
+Session::Session(EngineContext& engine, SessionInfo info, ProjectSettings settings, model::ModelConfig model,
+                 std::string model_spec)
     : engine_(engine),
+      settings_(std::move(settings)),
       strand_(asio::make_strand(engine.executor)),
       info_(std::move(info)),
       model_(std::move(model)),
       model_spec_(std::move(model_spec)) {
-  policy_.set_mode(engine.default_mode);
+  policy_.set_mode(settings_.default_mode);
   files_ = std::make_unique<SessionFileAccess>(info_.id, [this] { return frontend_; });
   file_state_ = std::make_unique<tools::FileState>();
   checkpoints_ = std::make_unique<Checkpoints>(*engine.store, info_.id, *file_state_);
@@ -342,7 +344,7 @@ asio::awaitable<Result<void>> Session::set_model(std::string spec) {
   if (running_) {
     co_return Error(Errc::conflict, "the model cannot change while a turn is running; cancel it or wait");
   }
-  auto config = engine_.resolve_model(spec);
+  auto config = settings_.resolve_model(spec);
   if (!config) co_return std::move(config).error();
   model_ = std::move(*config);
   client_.reset();
@@ -514,11 +516,11 @@ asio::awaitable<Result<TurnOutcome>> Session::run_turn(PromptInput input, std::s
 
   for (std::uint32_t request = 0;; ++request) {
     if (cancel.cancelled()) co_return TurnOutcome{StopReason::cancelled, {}};
-    if (request >= engine_.limits.max_turn_requests) {
+    if (request >= settings_.limits.max_turn_requests) {
       emit(
           AgentTextEvent{fmt::format("\n\n[agentd: stopped after {} model requests in one turn (the limit); "
                                      "send another prompt to continue]",
-                                     engine_.limits.max_turn_requests)});
+                                     settings_.limits.max_turn_requests)});
       co_return TurnOutcome{StopReason::max_turn_requests, {}};
     }
 
@@ -731,7 +733,7 @@ asio::awaitable<model::ToolResultBlock> Session::execute_tool_call(const model::
   context.files = files_.get();
   context.file_state = file_state_.get();
   context.journal = checkpoints_.get();
-  context.denied_paths = &engine_.denied_paths;
+  context.denied_paths = &settings_.denied_paths;
 
   // Live output (shell): the client sees the end of what the call printed so far, refreshed at most every
   // 100 ms; the finished call's result replaces it. Posted to the strand, so it may come from anywhere.
@@ -768,10 +770,10 @@ asio::awaitable<model::ToolResultBlock> Session::execute_tool_call(const model::
     support::Span permission = tool_span.child("permission.request");
     if (!frontend_ || !frontend_->can_ask_permission()) {
       decided_by = "no_client";
-      decision = {engine_.headless,
+      decision = {settings_.headless,
                   fmt::format("{}, and no client is attached to ask, so the headless policy ({}) decides; the "
                               "session's mode is {}",
-                              decision.reason, verdict_name(engine_.headless), permission_mode_id(policy_.mode()))};
+                              decision.reason, verdict_name(settings_.headless), permission_mode_id(policy_.mode()))};
       permission.set_attribute("answer", "no_client");
     } else {
       PermissionPrompt prompt;
@@ -868,12 +870,12 @@ asio::awaitable<Result<TurnOutcome>> Session::run_command(const std::string& tex
     if (command.args.empty()) {
       reply = fmt::format("Model: {} (context window {} tokens, up to {} output tokens)", model_spec_,
                           model_.context_window, model_.max_output_tokens);
-      if (!engine_.model_choices.empty()) {
+      if (!settings_.model_choices.empty()) {
         reply += "\nChoices:";
-        for (const auto& c : engine_.model_choices) reply += "\n  " + c;
+        for (const auto& c : settings_.model_choices) reply += "\n  " + c;
       }
     } else {
-      auto config = engine_.resolve_model(command.args);
+      auto config = settings_.resolve_model(command.args);
       if (!config) {
         reply = fmt::format("Cannot use model \"{}\": {}", command.args, config.error().message());
       } else {
@@ -911,7 +913,7 @@ asio::awaitable<Result<TurnOutcome>> Session::run_command(const std::string& tex
         reply = revoked ? fmt::format("Approval {} revoked.", id) : "Cannot revoke: " + revoked.error().message();
       }
     } else {
-      reply = permissions_text(policy_, engine_.headless, info_.cwd);
+      reply = permissions_text(policy_, settings_.headless, info_.cwd);
     }
   } else if (command.name == "clear") {
     const std::size_t dropped = history_.size();
@@ -972,7 +974,7 @@ asio::awaitable<Result<void>> Session::load_permissions() {
   auto approvals = co_await engine_.store->read<std::vector<storage::ApprovalRecord>>(std::move(read_job));
   co_await asio::dispatch(strand_, asio::use_awaitable);
   if (!approvals) co_return std::move(approvals).error().context("reading the project's approvals");
-  std::vector<PermissionRule> rules = engine_.permission_rules;
+  std::vector<PermissionRule> rules = settings_.permission_rules;
   for (const auto& a : *approvals) {
     const auto verdict = parse_verdict(a.verdict);
     auto rule = parse_permission_rule(

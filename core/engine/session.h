@@ -23,6 +23,7 @@
 #include "core/engine/frontend.h"
 #include "core/engine/history.h"
 #include "core/engine/permissions.h"
+#include "core/engine/project_settings.h"
 #include "core/model/http_client.h"
 #include "core/model/model_client.h"
 #include "core/model/model_config.h"
@@ -42,28 +43,16 @@ namespace agentd::core {
 enum class StopReason { end_turn, max_tokens, max_turn_requests, refusal, cancelled };
 std::string_view stop_reason_id(StopReason reason) noexcept;
 
-// Resolves "<provider>:<model>" to a complete config (defaults, config files, environment).
-using ModelResolver = std::function<support::Result<model::ModelConfig>(std::string_view spec)>;
-
-struct EngineLimits {
-  std::uint32_t max_turn_requests = 25;  // model requests per turn
-};
-
-// What every session shares: the executor, storage, the HTTP client, the tools, and the configuration.
+// What every session shares: the executor, storage, the HTTP client, the tools, and where each session's
+// project settings come from.
 struct EngineContext {
   boost::asio::any_io_executor executor;
   EngineStore* store = nullptr;
   model::HttpClient* http = nullptr;
   tools::ToolRegistry* tools = nullptr;
-  ModelResolver resolve_model;
-  std::vector<std::string> model_choices;  // specs offered for selection, the default first
   model::ModelClientOptions model_options;
-  EngineLimits limits;
   std::string system_rules;  // the built-in rules text (core/engine/system_rules.md)
-  PermissionMode default_mode = PermissionMode::default_mode;
-  std::vector<PermissionRule> permission_rules;  // from the configuration
-  Verdict headless = Verdict::deny;              // a call that would ask, when no client can be asked
-  std::vector<std::string> denied_paths;         // permissions.denyPaths: refused for every tool
+  ProjectSettingsLoader project_settings;
 };
 
 struct Attachment {
@@ -105,7 +94,9 @@ struct SessionInfo {
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(EngineContext& engine, SessionInfo info, model::ModelConfig model, std::string model_spec);
+  // `settings` are the session's project's (EngineContext::project_settings for its cwd).
+  Session(EngineContext& engine, SessionInfo info, ProjectSettings settings, model::ModelConfig model,
+          std::string model_spec);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -113,6 +104,7 @@ class Session : public std::enable_shared_from_this<Session> {
   const std::string& id() const noexcept { return info_.id; }
   const SessionInfo& info() const noexcept { return info_; }
   const std::string& model_spec() const noexcept { return model_spec_; }
+  const ProjectSettings& settings() const noexcept { return settings_; }
   const model::ModelConfig& model_config() const noexcept { return model_; }
   PermissionMode mode() const noexcept { return policy_.mode(); }
   bool busy() const noexcept { return running_.has_value(); }
@@ -193,6 +185,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void record_usage(const model::Usage& usage, const std::string& turn_id, support::Span& span);
 
   EngineContext& engine_;
+  const ProjectSettings settings_;
   boost::asio::strand<boost::asio::any_io_executor> strand_;
   SessionInfo info_;
   model::ModelConfig model_;

@@ -63,8 +63,14 @@ std::string metadata_json(std::string_view mode, std::string_view model, const s
 
 }  // namespace
 
-SessionManager::SessionManager(EngineContext& engine, std::string default_model_spec)
-    : engine_(engine), default_model_spec_(std::move(default_model_spec)) {}
+SessionManager::SessionManager(EngineContext& engine) : engine_(engine) {}
+
+Result<ProjectSettings> SessionManager::settings_for(const std::string& cwd) const {
+  if (!engine_.project_settings) return ProjectSettings{};
+  auto settings = engine_.project_settings(cwd);
+  if (!settings) return std::move(settings).error().context(fmt::format("the configuration for {}", cwd));
+  return settings;
+}
 
 SessionManager::~SessionManager() { cancel_all(); }
 
@@ -77,21 +83,26 @@ asio::awaitable<Result<std::shared_ptr<Session>>> SessionManager::create(NewSess
     if (!dir) co_return std::move(dir).error();
     dirs.push_back(std::move(*dir));
   }
-  auto model = engine_.resolve_model(default_model_spec_);
+  auto settings = settings_for(*cwd);
+  if (!settings) co_return std::move(settings).error();
+  if (!settings->resolve_model) co_return Error(Errc::internal, "no model resolver is configured");
+  auto model = settings->resolve_model(settings->model_spec);
   if (!model) co_return std::move(model).error().context("the default model");
 
   storage::SessionRecord record;
   record.id = new_id("s");
   record.cwd = *cwd;
   record.created_at_ms = record.updated_at_ms = support::unix_millis_now();
-  record.metadata_json = metadata_json(permission_mode_id(engine_.default_mode), default_model_spec_, dirs);
+  record.metadata_json = metadata_json(permission_mode_id(settings->default_mode), settings->model_spec, dirs);
   auto create_job = [record](storage::Connection& db) { return storage::SessionStore(db).create(record); };
   auto stored = co_await engine_.store->write_durable(std::move(create_job));
   if (!stored) co_return std::move(stored).error().context("creating the session");
 
   SessionInfo info = info_from_record(record, Json::object());
   info.additional_dirs = std::move(dirs);
-  auto session = std::make_shared<Session>(engine_, std::move(info), std::move(*model), default_model_spec_);
+  std::string spec = settings->model_spec;
+  auto session =
+      std::make_shared<Session>(engine_, std::move(info), std::move(*settings), std::move(*model), std::move(spec));
   if (auto loaded = co_await session->load_permissions(); !loaded) co_return std::move(loaded).error();
   sessions_[record.id] = session;
   log::info("session {} created in {}", record.id, record.cwd);
@@ -116,16 +127,20 @@ asio::awaitable<Result<std::shared_ptr<Session>>> SessionManager::load(std::stri
   if (auto parsed = support::parse_json((*record)->metadata_json); parsed && parsed->is_object()) {
     metadata = std::move(*parsed);
   }
-  std::string spec = metadata["model"].is_string() ? metadata["model"].as_string() : default_model_spec_;
-  auto model = engine_.resolve_model(spec);
+  auto settings = settings_for((*record)->cwd);
+  if (!settings) co_return std::move(settings).error();
+  if (!settings->resolve_model) co_return Error(Errc::internal, "no model resolver is configured");
+  std::string spec = metadata["model"].is_string() ? metadata["model"].as_string() : settings->model_spec;
+  auto model = settings->resolve_model(spec);
   if (!model) {
     log::warn("session {}: its model {} is not usable now ({}); using {}", id, spec, model.error().message(),
-              default_model_spec_);
-    spec = default_model_spec_;
-    model = engine_.resolve_model(spec);
+              settings->model_spec);
+    spec = settings->model_spec;
+    model = settings->resolve_model(spec);
     if (!model) co_return std::move(model).error().context("the default model");
   }
-  auto session = std::make_shared<Session>(engine_, info_from_record(**record, metadata), std::move(*model), spec);
+  auto session = std::make_shared<Session>(engine_, info_from_record(**record, metadata), std::move(*settings),
+                                           std::move(*model), spec);
   if (metadata["mode"].is_string()) {
     if (auto mode = parse_permission_mode(metadata["mode"].as_string())) session->restore_mode(*mode);
   }

@@ -31,8 +31,8 @@ struct SessionPage {
 
 class SessionManager {
  public:
-  // `engine` must outlive the manager. `default_model_spec` names the model new sessions start with.
-  SessionManager(EngineContext& engine, std::string default_model_spec);
+  // `engine` must outlive the manager; its project_settings gives each session its project's settings.
+  explicit SessionManager(EngineContext& engine);
   ~SessionManager();
 
   boost::asio::awaitable<support::Result<std::shared_ptr<Session>>> create(NewSessionParams params);
@@ -54,11 +54,11 @@ class SessionManager {
   // Cancels every running turn (shutdown).
   void cancel_all();
   std::size_t open_sessions() const noexcept { return sessions_.size(); }
-  const std::string& default_model_spec() const noexcept { return default_model_spec_; }
 
  private:
+  support::Result<ProjectSettings> settings_for(const std::string& cwd) const;
+
   EngineContext& engine_;
-  std::string default_model_spec_;
   std::map<std::string, std::shared_ptr<Session>, std::less<>> sessions_;
 };
 

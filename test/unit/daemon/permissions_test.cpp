@@ -42,8 +42,8 @@ struct Fixture {
     agentd = testing::start_agentd_with_mock(dir, mock->url());
     request(*agentd, 0, "initialize", R"({"protocolVersion":1,"clientCapabilities":{}})");
   }
-  std::string new_session(int id) {
-    Json created = request(*agentd, id, "session/new", R"({"cwd":")" + dir.file("work") + R"(","mcpServers":[]})");
+  std::string new_session(int id, const std::string& project = "work") {
+    Json created = request(*agentd, id, "session/new", R"({"cwd":")" + dir.file(project) + R"(","mcpServers":[]})");
     EXPECT_TRUE(created["result"]["sessionId"].is_string()) << created.dump();
     return created["result"]["sessionId"].is_string() ? created["result"]["sessionId"].as_string() : "";
   }
@@ -84,6 +84,29 @@ TEST(Permissions, ConfiguredDenyPathsRefuseTheFileWhateverTheAnswer) {
   ASSERT_EQ(requests.size(), 2U);
   const std::string body = requests[1]["body"].dump();
   EXPECT_NE(body.find("the configuration denies it (permissions.denyPaths)"), std::string::npos) << body;
+}
+
+// agentd serves sessions in several projects: each reads its own <cwd>/.agentd/config.json, not the
+// one of the directory agentd was started in.
+TEST(Permissions, EachSessionReadsItsOwnProjectsConfig) {
+  Fixture f;  // started in work/, which has no project config
+  std::filesystem::create_directories(f.dir.file("strict/.agentd"));
+  std::ofstream(f.dir.file("strict/.agentd/config.json")) << R"j({"permissions": {"deny": ["write_file(*.txt)"]}})j";
+  const std::string strict = f.new_session(1, "strict");
+  EXPECT_EQ(f.prompt(2, strict, "allow_once"), 0);  // denied by strict/'s rule, without asking
+  EXPECT_FALSE(std::filesystem::exists(f.dir.file("strict/out.txt")));
+  const std::string relaxed = f.new_session(3);
+  EXPECT_EQ(f.prompt(4, relaxed, "allow_once"), 1);  // work/ has no such rule: asked, and allowed
+  EXPECT_TRUE(std::filesystem::exists(f.dir.file("work/out.txt")));
+
+  // A broken project file fails that session, naming the file and line, and nothing else.
+  std::filesystem::create_directories(f.dir.file("broken/.agentd"));
+  std::ofstream(f.dir.file("broken/.agentd/config.json")) << "{\n  \"maxTurnRequests\": -1}";
+  Json refused = request(*f.agentd, 5, "session/new", R"({"cwd":")" + f.dir.file("broken") + R"(","mcpServers":[]})");
+  ASSERT_TRUE(refused["error"].is_object()) << refused.dump();
+  const std::string message = refused["error"]["message"].as_string();
+  EXPECT_NE(message.find("broken/.agentd/config.json:2: config.maxTurnRequests"), std::string::npos) << message;
+  EXPECT_FALSE(f.new_session(6).empty());
 }
 
 TEST(Permissions, AlwaysAnswersPersistForTheProjectUntilRevoked) {

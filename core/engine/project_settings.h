@@ -1,0 +1,41 @@
+// The settings a session takes from its project's configuration: the user's file, then
+// <cwd>/.agentd/config.json, then --config, the environment and the flags. They are read when a session is
+// created or loaded, so sessions in two projects served by one agentd each get their own rules and model.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/engine/permissions.h"
+#include "core/model/model_config.h"
+#include "core/support/result.h"
+
+namespace agentd::core {
+
+// Resolves "<provider>:<model>" to a complete config (defaults, config files, environment).
+using ModelResolver = std::function<support::Result<model::ModelConfig>(std::string_view spec)>;
+
+struct EngineLimits {
+  std::uint32_t max_turn_requests = 25;  // model requests per turn
+};
+
+struct ProjectSettings {
+  std::string model_spec;                  // the model new sessions start with
+  std::vector<std::string> model_choices;  // specs offered for selection, the default first
+  ModelResolver resolve_model;
+  EngineLimits limits;
+  PermissionMode default_mode = PermissionMode::default_mode;
+  std::vector<PermissionRule> permission_rules;  // from the configuration files, in the order read
+  Verdict headless = Verdict::deny;              // a call that would ask, when no client can be asked
+  std::vector<std::string> denied_paths;         // permissions.denyPaths: refused for every tool
+  std::vector<std::string> sources;              // the files that were read, in order
+};
+
+// Reads the settings for a session whose cwd is `cwd` (absolute, canonical). An error (a bad project
+// file) is the session's: session/new or session/load fails with it, naming the file, line and field.
+using ProjectSettingsLoader = std::function<support::Result<ProjectSettings>(const std::string& cwd)>;
+
+}  // namespace agentd::core
