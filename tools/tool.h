@@ -115,6 +115,7 @@ struct ToolContext {
   // session; null when a tool runs on its own (tests), and then changes are not undoable.
   ChangeJournal* journal = nullptr;
   std::function<void(std::string_view)> progress;  // streamed output (shell); may be empty
+  std::vector<std::string> changed_files;          // this turn's changed files, absolute (verify)
 };
 
 class Tool {

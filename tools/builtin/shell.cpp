@@ -112,97 +112,16 @@ class ShellTool final : public Tool {
       cwd = resolved->absolute;
     }
 
-    auto temp = PrivateTempDir::create();
-    if (!temp) co_return std::move(temp).error();
-    ProcessOptions options;
-    options.argv = {config_.shell, "-c", command};
-    options.cwd = cwd.string();
-    options.env = scrubbed_environment(config_.env_allow);
-    set_variable(options.env, "TMPDIR", temp->path().string());
-    options.timeout = timeout;
-    options.kill_grace = config_.kill_grace;
-    options.capture_head_bytes = config_.output_head_bytes;
-    options.capture_tail_bytes = config_.output_tail_bytes;
-
-    Json sandbox = Json::object();
-    std::optional<SandboxPlan> plan;
-    std::string unsandboxed;  // why the command runs without a sandbox, when it does
-    if (!config_.sandbox.require) {
-      unsandboxed = "the sandbox is turned off in agentd's configuration";
-    } else {
-      SandboxRequest request;
-      request.writable = guard.roots();
-      request.writable.push_back(temp->path());
-      for (const auto& dir : config_.sandbox.writable_dirs) {
-        std::error_code ec;
-        if (fs::is_directory(dir, ec)) request.writable.emplace_back(dir);
-      }
-      request.deny_network = config_.sandbox.deny_network;
-      auto prepared = SandboxPlan::prepare(request);
-      if (prepared) {
-        plan.emplace(std::move(*prepared));
-        options.sandbox = &*plan;
-        sandbox.set("enforced", true);
-        sandbox.set("description", plan->describe());
-      } else if (prepared.error().code() == Errc::unsupported && config_.sandbox.allow_unsandboxed) {
-        unsandboxed = prepared.error().message();
-      } else {
-        co_return ToolResult::failure(
-            fmt::format("Not run: the command sandbox cannot be set up ({}), and agentd's configuration does not allow "
-                        "commands without it. Do the task with the other tools, or ask the user to allow unsandboxed "
-                        "commands.",
-                        prepared.error().message()));
-      }
-    }
-    if (!unsandboxed.empty()) {
-      sandbox.set("enforced", false);
-      sandbox.set("reason", unsandboxed);
-    }
-
-    // Live output goes to the client until the stream budget is spent, then one note says so.
-    std::size_t streamed = 0;
-    bool stream_cut = false;
-    const OutputCallback on_output = [&](std::string_view chunk) {
-      if (!context.progress || stream_cut) return;
-      if (streamed + chunk.size() > config_.stream_bytes) {
-        stream_cut = true;
-        context.progress(fmt::format("\n[live output stops here after {} KiB; the result keeps the start and end]\n",
-                                     config_.stream_bytes >> 10));
-        return;
-      }
-      streamed += chunk.size();
-      context.progress(chunk);
-    };
-    auto ran = co_await run_process(options, on_output, context.cancel);
-    if (!ran) {
-      if (ran.error().code() == Errc::cancelled) co_return std::move(ran).error();
-      if (ran.error().code() == Errc::unavailable) {
-        co_return ToolResult::failure(
-            fmt::format("Not run: the sandbox could not be applied: {}", ran.error().message()));
-      }
-      if (ran.error().code() == Errc::not_found) co_return ToolResult::failure(ran.error().message());
-      co_return std::move(ran).error();
-    }
-    const ProcessResult& process = *ran;
-    if (process.ended_by == EndedBy::cancelled) {
-      co_return support::Error(Errc::cancelled,
-                               "shell cancelled: the command and every process it started were killed");
-    }
-
-    std::string ending;
-    switch (process.ended_by) {
-      case EndedBy::exit: ending = fmt::format("exit code {}", process.exit_code); break;
-      case EndedBy::signal:
-        ending = fmt::format("killed by signal {} ({})", process.signal, signal_name(process.signal));
-        break;
-      case EndedBy::timeout:
-        ending = fmt::format(
-            "timed out after {}: the command and every process it started were killed (timeout_ms can be at most "
-            "{})",
-            describe_duration(timeout), config_.max_timeout.count());
-        break;
-      case EndedBy::cancelled: break;  // returned above
-    }
+    CommandRequest request;
+    request.command = command;
+    request.cwd = cwd;
+    request.timeout = timeout;
+    auto ran = co_await run_command(config_, request, context, "shell");
+    if (!ran) co_return std::move(ran).error();
+    if (!ran->refused.empty()) co_return ToolResult::failure(std::move(ran->refused));
+    const ProcessResult& process = ran->process;
+    const std::string& unsandboxed = ran->unsandboxed;
+    const std::string ending = describe_ending(process, timeout, config_);
 
     ToolResult result;
     result.ok = process.ended_by != EndedBy::timeout;
@@ -225,7 +144,7 @@ class ShellTool final : public Tool {
     result.metadata.set("durationMs", static_cast<std::int64_t>(process.duration.count()));
     result.metadata.set("outputBytes", process.output_bytes);
     result.metadata.set("truncatedBytes", process.truncated_bytes);
-    result.metadata.set("sandbox", std::move(sandbox));
+    result.metadata.set("sandbox", std::move(ran->sandbox));
     co_return result;
   }
 
@@ -236,6 +155,111 @@ class ShellTool final : public Tool {
 
 }  // namespace
 }  // namespace builtin
+
+boost::asio::awaitable<support::Result<CommandRun>> run_command(const ShellConfig& config,
+                                                                const CommandRequest& request, ToolContext& context,
+                                                                std::string_view what) {
+  namespace fs = std::filesystem;
+  using support::Errc;
+  if (context.cancel.cancelled()) co_return support::Error(Errc::cancelled, fmt::format("{} cancelled", what));
+  CommandRun run;
+  auto temp = PrivateTempDir::create();
+  if (!temp) co_return std::move(temp).error();
+  ProcessOptions options;
+  options.argv = {config.shell, "-c", request.command};
+  options.cwd = request.cwd.string();
+  options.env = scrubbed_environment(config.env_allow);
+  set_variable(options.env, "TMPDIR", temp->path().string());
+  options.timeout = request.timeout;
+  options.kill_grace = config.kill_grace;
+  options.capture_head_bytes = request.capture_head_bytes != 0 ? request.capture_head_bytes : config.output_head_bytes;
+  options.capture_tail_bytes = request.capture_tail_bytes != 0 ? request.capture_tail_bytes : config.output_tail_bytes;
+
+  std::optional<SandboxPlan> plan;
+  if (!config.sandbox.require) {
+    run.unsandboxed = "the sandbox is turned off in agentd's configuration";
+  } else {
+    const PathGuard guard(context);
+    SandboxRequest sandbox_request;
+    sandbox_request.writable = guard.roots();
+    sandbox_request.writable.push_back(temp->path());
+    for (const auto& dir : config.sandbox.writable_dirs) {
+      std::error_code ec;
+      if (fs::is_directory(dir, ec)) sandbox_request.writable.emplace_back(dir);
+    }
+    sandbox_request.deny_network = config.sandbox.deny_network;
+    auto prepared = SandboxPlan::prepare(sandbox_request);
+    if (prepared) {
+      plan.emplace(std::move(*prepared));
+      options.sandbox = &*plan;
+      run.sandbox.set("enforced", true);
+      run.sandbox.set("description", plan->describe());
+    } else if (prepared.error().code() == Errc::unsupported && config.sandbox.allow_unsandboxed) {
+      run.unsandboxed = prepared.error().message();
+    } else {
+      run.refused = fmt::format(
+          "Not run: the command sandbox cannot be set up ({}), and agentd's configuration does not allow "
+          "commands without it. Do the task with the other tools, or ask the user to allow unsandboxed "
+          "commands.",
+          prepared.error().message());
+      co_return run;
+    }
+  }
+  if (!run.unsandboxed.empty()) {
+    run.sandbox.set("enforced", false);
+    run.sandbox.set("reason", run.unsandboxed);
+  }
+
+  // Live output goes to the client until the stream budget is spent, then one note says so.
+  std::size_t streamed = 0;
+  bool stream_cut = false;
+  const OutputCallback on_output = [&](std::string_view chunk) {
+    if (!context.progress || stream_cut) return;
+    if (streamed + chunk.size() > config.stream_bytes) {
+      stream_cut = true;
+      context.progress(fmt::format("\n[live output stops here after {} KiB; the result keeps the start and end]\n",
+                                   config.stream_bytes >> 10));
+      return;
+    }
+    streamed += chunk.size();
+    context.progress(chunk);
+  };
+  auto ran = co_await run_process(options, on_output, context.cancel);
+  if (!ran) {
+    if (ran.error().code() == Errc::cancelled) co_return std::move(ran).error();
+    if (ran.error().code() == Errc::unavailable) {
+      run.refused = fmt::format("Not run: the sandbox could not be applied: {}", ran.error().message());
+      co_return run;
+    }
+    if (ran.error().code() == Errc::not_found) {
+      run.refused = ran.error().message();
+      co_return run;
+    }
+    co_return std::move(ran).error();
+  }
+  if (ran->ended_by == EndedBy::cancelled) {
+    co_return support::Error(Errc::cancelled,
+                             fmt::format("{} cancelled: the command and every process it started were killed", what));
+  }
+  run.process = std::move(*ran);
+  co_return run;
+}
+
+std::string describe_ending(const ProcessResult& process, std::chrono::milliseconds timeout,
+                            const ShellConfig& config) {
+  switch (process.ended_by) {
+    case EndedBy::exit: return fmt::format("exit code {}", process.exit_code);
+    case EndedBy::signal:
+      return fmt::format("killed by signal {} ({})", process.signal, builtin::signal_name(process.signal));
+    case EndedBy::timeout:
+      return fmt::format(
+          "timed out after {}: the command and every process it started were killed (timeout_ms can be at most "
+          "{})",
+          builtin::describe_duration(timeout), config.max_timeout.count());
+    case EndedBy::cancelled: return "cancelled";
+  }
+  return "ended";
+}
 
 std::shared_ptr<Tool> make_shell_tool(ShellConfig config) {
   return std::make_shared<builtin::ShellTool>(std::move(config));

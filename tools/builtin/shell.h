@@ -5,11 +5,17 @@
 
 #include <chrono>
 #include <cstddef>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include <boost/asio/awaitable.hpp>
+
+#include "core/support/json.h"
+#include "core/support/result.h"
 #include "tools/builtin/builtin_tools.h"
+#include "tools/process.h"
 #include "tools/sandbox.h"
 #include "tools/tool.h"
 
@@ -32,5 +38,36 @@ struct ShellConfig {
 };
 
 std::shared_ptr<Tool> make_shell_tool(ShellConfig config);
+
+// One command run the way the shell tool runs it: `shell -c command` in its own process group, under the
+// sandbox policy, with the scrubbed environment and a private TMPDIR, its output streamed to
+// ToolContext::progress (up to ShellConfig::stream_bytes). Shared by every tool that runs commands
+// (shell, verify), so they cannot drift apart.
+struct CommandRequest {
+  std::string command;
+  std::filesystem::path cwd;  // absolute, already checked by the caller to be inside the workspace
+  std::chrono::milliseconds timeout{0};
+  // Output capture; 0 takes the config's output_head_bytes / output_tail_bytes.
+  std::size_t capture_head_bytes = 0;
+  std::size_t capture_tail_bytes = 0;
+};
+
+struct CommandRun {
+  // Non-empty: the command was not run, and this says why and what to do (sandbox unavailable, program
+  // or cwd not found). The caller turns it into ToolResult::failure.
+  std::string refused;
+  ProcessResult process;
+  support::Json sandbox = support::Json::object();  // {enforced, description} or {enforced:false, reason}
+  std::string unsandboxed;                          // why it ran without a sandbox, when it did
+};
+
+// Errors end the turn: Errc::cancelled (`what` names the tool in the message), or a fault such as a
+// failed fork. Everything the model can act on is a CommandRun with `refused` set.
+boost::asio::awaitable<support::Result<CommandRun>> run_command(const ShellConfig& config,
+                                                                const CommandRequest& request, ToolContext& context,
+                                                                std::string_view what);
+
+// How a run ended, for the model: "exit code 1", "killed by signal 9 (SIGKILL)", "timed out after 2m: ...".
+std::string describe_ending(const ProcessResult& process, std::chrono::milliseconds timeout, const ShellConfig& config);
 
 }  // namespace agentd::tools
