@@ -162,11 +162,40 @@ CREATE INDEX file_changes_by_checkpoint ON file_changes(checkpoint_id, id);
 CREATE INDEX file_changes_by_before ON file_changes(before_hash) WHERE before_hash IS NOT NULL;
 )sql";
 
+// Version 5: memory and compaction. `memory_facts` are what /remember (and `_agentd/memory/add`) stored,
+// per project like approvals, and outlive the session that stored them (no foreign key to it).
+// `compactions` records each summary that replaced a session's older turns in later model requests: the
+// range of turns it covers (by turn id, inclusive), the summary as JSON, and the estimated tokens before and
+// after. The summarized messages themselves stay in `messages`; only what is sent changes.
+constexpr std::string_view kSchemaMemory = R"sql(
+CREATE TABLE memory_facts (
+  id                 INTEGER PRIMARY KEY,
+  project            TEXT NOT NULL,                           -- absolute path of the workspace
+  text               TEXT NOT NULL CHECK (length(text) > 0),
+  source_session_id  TEXT,                                    -- where it was remembered, for the record
+  created_at         INTEGER NOT NULL                         -- Unix epoch milliseconds
+) STRICT;
+CREATE INDEX memory_facts_by_project ON memory_facts(project, id);
+
+CREATE TABLE compactions (
+  id             INTEGER PRIMARY KEY,
+  session_id     TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  first_turn_id  TEXT NOT NULL,    -- the oldest turn the summary covers
+  last_turn_id   TEXT NOT NULL,    -- the newest turn it covers; later turns are sent as they are
+  summary        TEXT NOT NULL CHECK (json_valid(summary)),
+  tokens_before  INTEGER NOT NULL CHECK (tokens_before >= 0),
+  tokens_after   INTEGER NOT NULL CHECK (tokens_after >= 0),
+  created_at     INTEGER NOT NULL
+) STRICT;
+CREATE INDEX compactions_by_session ON compactions(session_id, id);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "sessions and messages", kSchemaV1},
     {2, "turns, events, spans and usage", kSchemaV2},
     {3, "permission approvals and audit", kSchemaPermissions},
     {4, "blobs and file checkpoints", kSchemaCheckpoints},
+    {5, "remembered facts and compaction records", kSchemaMemory},
 };
 
 }  // namespace
