@@ -112,4 +112,60 @@ inline const char* pass_word(bool pass) { return pass ? "PASS" : "FAIL"; }
 
 inline long online_cpus() { return ::sysconf(_SC_NPROCESSORS_ONLN); }
 
+// The Linux kernel source tree the search and context benchmarks run on: Debian's linux-source-6.1,
+// unpacked once under bench/data/. (Moved here from search_bench.cpp so both share it.)
+inline constexpr std::string_view kKernelTarball = "/usr/src/linux-source-6.1.tar.xz";
+inline constexpr std::string_view kKernelTreeName = "linux-source-6.1";
+
+// Debian's linux-source tarball ends its top-level .gitignore with "/*" and "!/debian/" (its packaging
+// repository ignores the kernel tree), which would leave both searchers nothing to search. Those two
+// lines go, so the tree is ignored as a kernel git checkout is.
+inline void unignore_debian_top_level(const std::filesystem::path& tree) {
+  const std::filesystem::path path = tree / ".gitignore";
+  std::FILE* in = std::fopen(path.c_str(), "rb");
+  if (in == nullptr) return;
+  std::string kept;
+  bool changed = false;
+  char line[4096];
+  while (std::fgets(line, sizeof line, in) != nullptr) {
+    const std::string_view text = line;
+    if (text == "/*\n" || text == "!/debian/\n") {
+      changed = true;
+      continue;
+    }
+    kept += text;
+  }
+  std::fclose(in);
+  if (!changed) return;
+  std::FILE* out = std::fopen(path.c_str(), "wb");
+  if (out == nullptr) throw std::runtime_error("cannot rewrite " + path.string());
+  std::fwrite(kept.data(), 1, kept.size(), out);
+  std::fclose(out);
+}
+
+// The kernel tree: a directory given, else the one unpacked under `source_dir`/bench/data/, else unpacked
+// there now from Debian's package. Empty when there is none to be had. Throws std::runtime_error when
+// unpacking fails.
+inline std::filesystem::path kernel_tree(const std::string& given, const std::filesystem::path& source_dir) {
+  namespace fs = std::filesystem;
+  if (!given.empty()) return given;
+  const fs::path data = source_dir / "bench" / "data";
+  const fs::path tree = data / kKernelTreeName;
+  if (fs::is_directory(tree)) {
+    unignore_debian_top_level(tree);
+    return tree;
+  }
+  if (!fs::exists(kKernelTarball)) return {};
+  std::fprintf(stderr, "unpacking %s into %s (once; takes a minute)...\n", kKernelTarball.data(), data.c_str());
+  const fs::path staging = data / ".unpacking";
+  fs::remove_all(staging);
+  fs::create_directories(staging);
+  const std::string command = "tar -xf '" + std::string(kKernelTarball) + "' -C '" + staging.string() + "'";
+  if (std::system(command.c_str()) != 0) throw std::runtime_error("could not unpack " + std::string(kKernelTarball));
+  fs::rename(staging / kKernelTreeName, tree);
+  fs::remove_all(staging);
+  unignore_debian_top_level(tree);
+  return tree;
+}
+
 }  // namespace agentd::bench

@@ -36,8 +36,7 @@ using agentd::testing::ChildProcess;
 
 constexpr long kDefaultRuns = 5;
 constexpr long kQuickRuns = 3;
-constexpr std::string_view kTarball = "/usr/src/linux-source-6.1.tar.xz";
-constexpr std::string_view kTreeName = "linux-source-6.1";
+constexpr std::string_view kTarball = agentd::bench::kKernelTarball;
 constexpr double kTargetRatio = 1.5;
 constexpr auto kTimeout = std::chrono::minutes(5);
 
@@ -184,55 +183,6 @@ void generate_tree(const fs::path& root) {
   write(root / "blob.c", std::string("\0EXPORT_SYMBOL_GPL(binary);\n", 28));
 }
 
-// Debian's linux-source tarball ends its top-level .gitignore with "/*" and "!/debian/" (its packaging
-// repository ignores the kernel tree), which would leave both searchers nothing to search. Those two
-// lines go, so the tree is ignored as a kernel git checkout is.
-void unignore_debian_top_level(const fs::path& tree) {
-  const fs::path path = tree / ".gitignore";
-  std::FILE* in = std::fopen(path.c_str(), "rb");
-  if (in == nullptr) return;
-  std::string kept;
-  bool changed = false;
-  char line[4096];
-  while (std::fgets(line, sizeof line, in) != nullptr) {
-    const std::string_view text = line;
-    if (text == "/*\n" || text == "!/debian/\n") {
-      changed = true;
-      continue;
-    }
-    kept += text;
-  }
-  std::fclose(in);
-  if (!changed) return;
-  std::FILE* out = std::fopen(path.c_str(), "wb");
-  if (out == nullptr) throw BenchFailure("cannot rewrite " + path.string());
-  std::fwrite(kept.data(), 1, kept.size(), out);
-  std::fclose(out);
-}
-
-// The kernel tree: a directory given, else the one unpacked under bench/data/, else unpacked there now
-// from Debian's package. Empty when there is none to be had.
-fs::path kernel_tree(const std::string& given) {
-  if (!given.empty()) return given;
-  const fs::path data = fs::path(AGENTD_SOURCE_DIR) / "bench" / "data";
-  const fs::path tree = data / kTreeName;
-  if (fs::is_directory(tree)) {
-    unignore_debian_top_level(tree);
-    return tree;
-  }
-  if (!fs::exists(kTarball)) return {};
-  std::fprintf(stderr, "unpacking %s into %s (once; takes a minute)...\n", kTarball.data(), data.c_str());
-  const fs::path staging = data / ".unpacking";
-  fs::remove_all(staging);
-  fs::create_directories(staging);
-  const std::string command = fmt::format("tar -xf '{}' -C '{}'", kTarball, staging.string());
-  if (std::system(command.c_str()) != 0) throw BenchFailure("could not unpack " + std::string(kTarball));
-  fs::rename(staging / kTreeName, tree);
-  fs::remove_all(staging);
-  unignore_debian_top_level(tree);
-  return tree;
-}
-
 void usage() {
   std::fprintf(stderr,
                "usage: agentd_bench_search [--quick] [--runs N] [--dir PATH]\n"
@@ -282,7 +232,7 @@ int main(int argc, char** argv) {
       root = scratch->path() / "tree";
       generate_tree(root);
     } else {
-      root = kernel_tree(dir);
+      root = agentd::bench::kernel_tree(dir, AGENTD_SOURCE_DIR);
       if (root.empty()) {
         std::printf(
             "search: no tree to search: install linux-source-6.1 (apt-get install linux-source-6.1), or pass "

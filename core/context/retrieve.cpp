@@ -1,0 +1,1103 @@
+#include "core/context/retrieve.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <unordered_map>
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include "core/context/input_terms.h"
+#include "core/context/stack_parser.h"
+#include "core/context/task_classifier.h"
+#include "tools/ignore.h"
+#include "tools/path_guard.h"
+#include "tools/search.h"
+
+namespace agentd::core::context {
+namespace {
+
+namespace fs = std::filesystem;
+using support::Errc;
+using support::Error;
+using Clock = std::chrono::steady_clock;
+
+// Scores. A stack frame always outranks a keyword hit: the lowest frame score (kStackBase) is above the
+// highest a keyword hit can reach with every bonus (kDefinition + kChangedBonus + kNameBonusMax +
+// kRecentBonus + kMultiHitMax = 45 + 20 + 12 + 5 + 15 = 97).
+constexpr double kStackBase = 100;
+constexpr double kStackTop = 30;  // added at the crash site, 6 less per frame further out
+constexpr double kStackStep = 6;
+constexpr double kMentionLine = 90;
+constexpr double kMention = 70;
+constexpr double kTestDefinition = 60;
+constexpr double kTestFile = 55;
+constexpr double kDefinition = 45;
+constexpr double kGlob = 40;
+constexpr double kQuoted = 35;
+constexpr double kConfigFile = 35;
+constexpr double kOccurrence = 15;
+constexpr double kChangedReview = 60;
+constexpr double kChangedBugfix = 30;
+constexpr double kChangedOther = 15;
+constexpr double kChangedBonus = 20;
+constexpr double kNameBonus = 4;
+constexpr double kNameBonusMax = 12;
+constexpr double kRecentBonus = 5;
+constexpr double kMultiHitShare = 0.2;
+constexpr double kMultiHitMax = 15;
+constexpr std::int64_t kRecentSeconds = std::int64_t{24} * 3600;
+constexpr std::size_t kMaxHitsPerFileFromSearch = 4;
+constexpr std::size_t kMaxOpenQuestions = 4;
+constexpr std::size_t kBinarySniffBytes = std::size_t{8} << 10;  // as tools/builtin: NUL in the first 8 KiB
+constexpr std::size_t kMergeGap = 2;                             // slices this close become one
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+struct Hit {
+  std::size_t line = 0;      // 0: the file as a whole (its head)
+  std::size_t end_line = 0;  // a range hit (a named range, a changed hunk); else 0
+  double score = 0;
+  Source source = Source::identifier;
+  std::string why;
+};
+
+struct FileCandidate {
+  std::size_t root = 0;  // index into the roots
+  std::string relative;  // to its root
+  std::string absolute;
+  std::string display;  // relative to the cwd when under it
+  std::vector<Hit> hits;
+  std::vector<ScoreTerm> terms;  // apply to every slice of the file
+  bool changed = false;
+};
+
+struct Root {
+  std::string path;
+  std::shared_ptr<const FileList> files;
+};
+
+struct Slice {
+  FileCandidate* file = nullptr;
+  std::size_t start = 0;  // 1-based, inclusive; 0 = not yet known (head of file)
+  std::size_t end = 0;
+  std::vector<const Hit*> hits;  // best first
+  double score = 0;
+  std::vector<ScoreTerm> terms;
+};
+
+// What a file looks like for slicing: its lines, or why it cannot be shown.
+struct FileText {
+  std::string text;
+  std::vector<std::size_t> line_starts;  // offsets of each line's first byte
+  std::string problem;                   // non-empty: not shown, and why
+  std::int64_t mtime = 0;
+};
+
+// The number of trailing components two paths share.
+std::size_t shared_tail(std::string_view a, std::string_view b) {
+  std::size_t count = 0;
+  while (!a.empty() && !b.empty()) {
+    const std::size_t sa = a.rfind('/');
+    const std::size_t sb = b.rfind('/');
+    const std::string_view ca = sa == std::string_view::npos ? a : a.substr(sa + 1);
+    const std::string_view cb = sb == std::string_view::npos ? b : b.substr(sb + 1);
+    if (ca != cb) break;
+    ++count;
+    a = sa == std::string_view::npos ? std::string_view() : a.substr(0, sa);
+    b = sb == std::string_view::npos ? std::string_view() : b.substr(0, sb);
+  }
+  return count;
+}
+
+// Paths of libraries and toolchains: a frame there is not the workspace's code, whatever its name.
+bool is_library_path(std::string_view path) {
+  for (std::string_view marker :
+       {"site-packages/", "dist-packages/", "node_modules/", "/usr/lib/", "/usr/include/", "/usr/local/lib/", "/rustc/",
+        "/.cargo/registry/", "/go/pkg/mod/", "/usr/local/go/", "/usr/share/", "<frozen ", "/lib/python"}) {
+    if (path.find(marker) != std::string_view::npos) return true;
+  }
+  return path.starts_with("node:");
+}
+
+struct Resolved {
+  std::size_t root = 0;
+  std::string relative;
+  std::string how;  // "", "by its path's end", "by file name"
+};
+
+bool is_word(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '$'; }
+
+// Occurrences of `ident` in `line` as a whole word.
+std::size_t find_word(std::string_view line, std::string_view ident, std::size_t from = 0) {
+  for (std::size_t at = line.find(ident, from); at != std::string_view::npos; at = line.find(ident, at + 1)) {
+    const bool left = at == 0 || !is_word(line[at - 1]);
+    const bool right = at + ident.size() >= line.size() || !is_word(line[at + ident.size()]);
+    if (left && right) return at;
+  }
+  return std::string_view::npos;
+}
+
+// Whether `line` defines `ident`: a definition keyword right before it, or a function definition's
+// shape (a type before it, '(' after it, no ';' at the end).
+bool is_definition(std::string_view line, std::string_view ident) {
+  const std::size_t at = find_word(line, ident);
+  if (at == std::string_view::npos) return false;
+  std::string_view before = line.substr(0, at);
+  while (!before.empty() &&
+         (before.back() == ' ' || before.back() == '\t' || before.back() == '*' || before.back() == '&')) {
+    before.remove_suffix(1);
+  }
+  std::string_view after = line.substr(at + ident.size());
+  while (!after.empty() && (after.front() == ' ' || after.front() == '\t')) after.remove_prefix(1);
+  std::string_view trimmed = line;
+  while (!trimmed.empty() && (trimmed.back() == ' ' || trimmed.back() == '\t' || trimmed.back() == '\r')) {
+    trimmed.remove_suffix(1);
+  }
+  std::string_view last_word = before;
+  if (const std::size_t space = last_word.find_last_of(" \t("); space != std::string_view::npos) {
+    last_word = last_word.substr(space + 1);
+  }
+  static const std::set<std::string_view> kKeywords = {
+      "def",    "class",    "struct", "enum",   "union",     "interface",    "trait",   "type",    "func",
+      "fn",     "function", "impl",   "module", "namespace", "#define",      "define",  "typedef", "object",
+      "record", "let",      "const",  "var",    "val",       "macro_rules!", "message", "service", "fun"};
+  if (kKeywords.count(last_word) != 0) return true;
+  // Go methods: func (r *Recv) Name(
+  if (before.starts_with("func") && before.ends_with(")")) return true;
+  // gtest: TEST(Suite, Name), TEST_F(...)
+  if (before.find("TEST") != std::string_view::npos && before.find('(') != std::string_view::npos) return true;
+  if (!after.starts_with("(")) return false;
+  if (trimmed.ends_with(";")) return false;
+  std::string_view lead = before;
+  while (!lead.empty() && (lead.front() == ' ' || lead.front() == '\t')) lead.remove_prefix(1);
+  if (lead.empty()) {
+    // K&R style (the type on the line above) at column 0, or a JS method `name(args) {`.
+    return (!line.empty() && line[0] != ' ' && line[0] != '\t') || trimmed.ends_with("{");
+  }
+  for (const char c : lead) {
+    if (!is_word(c) && std::string_view(" \t*&:<>,[]").find(c) == std::string_view::npos) return false;
+  }
+  std::string_view first = lead.substr(0, lead.find_first_of(" \t"));
+  static const std::set<std::string_view> kStatements = {
+      "return", "if",     "while", "for", "switch", "else",  "case",   "new",   "throw", "await", "yield",
+      "sizeof", "delete", "not",   "and", "or",     "print", "assert", "raise", "goto",  "do"};
+  return kStatements.count(first) == 0;
+}
+
+class Retrieval {
+ public:
+  Retrieval(const ContextRequest& request, WorkspaceIndex& index, support::CancelToken cancel)
+      : request_(request),
+        limits_(request.limits),
+        index_(index),
+        cancel_(std::move(cancel)),
+        guard_(request.cwd, request.additional_dirs) {}
+
+  support::Result<ContextPackage> run() {
+    const auto start = Clock::now();
+    if (cancel_.cancelled()) return cancelled();
+    package_.budget_tokens = request_.token_budget;
+    package_.workspace.cwd = request_.cwd;
+    package_.workspace.additional_dirs = request_.additional_dirs;
+
+    frames_ = parse_stack_frames(request_.input);
+    std::vector<std::size_t> frame_lines;
+    for (const auto& f : frames_) frame_lines.push_back(f.input_line);
+    std::sort(frame_lines.begin(), frame_lines.end());
+    frame_lines.erase(std::unique(frame_lines.begin(), frame_lines.end()), frame_lines.end());
+    terms_ = extract_terms(request_.input, frame_lines);
+
+    auto t = Clock::now();
+    AGENTD_TRY_VOID(refresh_index());
+    package_.stats.index_ms = ms_since(t);
+    if (cancel_.cancelled()) return cancelled();
+
+    InputSignals signals;
+    signals.stack_frames = frames_.size();
+    signals.failing_tests = terms_.tests.size();
+    for (const auto& p : terms_.paths) signals.config_paths += is_config_path(p.path) ? 1 : 0;
+    package_.task = classify_task(request_.input, signals);
+
+    t = Clock::now();
+    AGENTD_TRY_VOID(read_git());
+    package_.stats.git_ms = ms_since(t);
+    if (cancel_.cancelled()) return cancelled();
+
+    add_stack_frames();
+    add_mentioned_paths();
+    add_globs();
+    add_tests();
+    add_config_files();
+    t = Clock::now();
+    AGENTD_TRY_VOID(search_terms());
+    package_.stats.search_ms = ms_since(t);
+    if (cancel_.cancelled()) return cancelled();
+    apply_file_terms();
+
+    t = Clock::now();
+    AGENTD_TRY_VOID(assemble());
+    package_.stats.read_ms = ms_since(t);
+    package_.stats.total_ms = ms_since(start);
+    return std::move(package_);
+  }
+
+ private:
+  static Error cancelled() { return Error(Errc::cancelled, "context retrieval cancelled"); }
+
+  support::Result<void> refresh_index() {
+    std::vector<std::string> roots = {request_.cwd};
+    roots.insert(roots.end(), request_.additional_dirs.begin(), request_.additional_dirs.end());
+    for (std::size_t i = 0; i < roots.size(); ++i) {
+      auto refreshed = index_.refresh(roots[i], cancel_);
+      if (!refreshed) {
+        if (refreshed.error().code() == Errc::cancelled || i == 0) return std::move(refreshed).error();
+        continue;  // an additional directory that went away: the rest still works
+      }
+      package_.stats.index_refreshed = package_.stats.index_refreshed || refreshed->changed;
+      package_.stats.indexed_files += refreshed->files->files().size();
+      roots_.push_back({roots[i], refreshed->files});
+    }
+    return support::ok();
+  }
+
+  support::Result<void> read_git() {
+    auto state = read_git_state(request_.cwd, limits_.git, cancel_);
+    if (!state) return std::move(state).error();
+    git_ = std::move(state).value();
+    auto& ws = package_.workspace;
+    ws.git_repository = git_.repository;
+    ws.branch = git_.branch;
+    ws.git_note = git_.note;
+    if (!git_.repository) return support::ok();
+    std::vector<std::string> diff_paths;
+    std::size_t outside = 0;
+    for (const auto& change : git_.changes) {
+      const std::string absolute = (fs::path(git_.top_level) / change.path).lexically_normal().string();
+      // A change elsewhere in the repository (above the cwd) is not the workspace's: counted, not shown.
+      if (!under_root(absolute)) {
+        ++outside;
+        continue;
+      }
+      ChangedFile file;
+      file.path = guard_.display(absolute);
+      file.status = change.status;
+      file.staged = change.staged;
+      file.unstaged = change.unstaged;
+      ws.changed_files.push_back(file);
+      if (change.status != "deleted" && change.status != "untracked") diff_paths.push_back(change.path);
+    }
+    ws.changed_files_total = ws.changed_files.size();
+    if (outside > 0 && ws.git_note.empty()) {
+      ws.git_note = fmt::format("{} more changed file{} of the repository outside the workspace", outside,
+                                outside == 1 ? "" : "s");
+    }
+    // Which lines changed matters when reviewing, and when hunting a bug (recent changes are suspects).
+    const TaskKind kind = package_.task.kind;
+    if ((kind == TaskKind::review || kind == TaskKind::bugfix) && !diff_paths.empty() && diff_paths.size() <= 200) {
+      auto lines = read_changed_lines(git_, diff_paths, limits_.git, cancel_);
+      if (!lines) return std::move(lines).error();
+      hunks_ = std::move(lines).value();
+    }
+    for (const auto& change : git_.changes) add_changed_file(change);
+    return support::ok();
+  }
+
+  // The candidate for an absolute path inside a root, created on first use.
+  FileCandidate& candidate(std::size_t root, const std::string& relative) {
+    const std::string absolute = relative.empty() ? roots_[root].path : roots_[root].path + "/" + relative;
+    auto [it, inserted] = candidates_.try_emplace(absolute);
+    if (inserted) {
+      it->second.root = root;
+      it->second.relative = relative;
+      it->second.absolute = absolute;
+      it->second.display = guard_.display(absolute);
+      order_.push_back(&it->second);
+    }
+    return it->second;
+  }
+
+  // The root holding `absolute` (lexically), and the path below it.
+  std::optional<Resolved> under_root(const fs::path& absolute) const {
+    for (std::size_t i = 0; i < roots_.size(); ++i) {
+      const fs::path root(roots_[i].path);
+      if (tools::is_under(absolute, root) && absolute != root) {
+        return Resolved{i, absolute.lexically_relative(root).generic_string(), ""};
+      }
+    }
+    return std::nullopt;
+  }
+
+  static bool is_regular_file(const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  }
+
+  // A path as written in the input (or a frame) to a file of the workspace: the path itself (absolute, or
+  // relative to a root), else the indexed file sharing the longest tail of components with it. A bare
+  // file name matches only when written bare (a Java frame, "parser.py").
+  std::optional<Resolved> resolve(std::string_view written, std::string_view package_path = {}) const {
+    std::string text(written);
+    if (text.starts_with("file://")) text.erase(0, 7);
+    while (text.starts_with("./")) text.erase(0, 2);
+    if (text.empty()) return std::nullopt;
+    std::replace(text.begin(), text.end(), '\\', '/');
+    const fs::path given = fs::path(text).lexically_normal();
+    if (given.is_absolute()) {
+      if (auto r = under_root(given); r && is_regular_file(given.string())) return r;
+    } else {
+      for (std::size_t i = 0; i < roots_.size(); ++i) {
+        const fs::path full = (fs::path(roots_[i].path) / given).lexically_normal();
+        if (!tools::is_under(full, roots_[i].path)) continue;
+        if (is_regular_file(full.string()))
+          return Resolved{i, full.lexically_relative(roots_[i].path).generic_string(), ""};
+      }
+    }
+    if (is_library_path(text)) return std::nullopt;
+    const std::string normal = given.generic_string();
+    const std::size_t components = static_cast<std::size_t>(std::count(normal.begin(), normal.end(), '/')) + 1;
+    // Which tail length is enough: a bare name only when written bare; an absolute path from another
+    // machine needs its last two components to match.
+    const std::size_t needed = components == 1 ? 1 : 2;
+    std::optional<Resolved> best;
+    std::size_t best_tail = 0;
+    std::size_t ties = 0;
+    const auto consider = [&](std::string_view want, std::size_t need) {
+      const std::size_t slash = want.rfind('/');
+      const std::string_view name = slash == std::string_view::npos ? want : want.substr(slash + 1);
+      for (std::size_t r = 0; r < roots_.size(); ++r) {
+        const auto& files = roots_[r].files->files();
+        for (const std::uint32_t i : roots_[r].files->with_name(name)) {
+          const std::size_t tail = shared_tail(files[i], want);
+          if (tail < need) continue;
+          if (tail > best_tail) {
+            best_tail = tail;
+            ties = 1;
+            best = Resolved{r, files[i], tail == 1 ? "by file name" : "by its path's end"};
+          } else if (tail == best_tail) {
+            ++ties;
+          }
+        }
+      }
+    };
+    if (!package_path.empty()) consider(package_path, 1);
+    if (!best) consider(normal, needed);
+    if (best && ties > 1) best->how += fmt::format(" ({} files match; the first is shown)", ties);
+    return best;
+  }
+
+  void omit(std::string path, std::string reason, double score, Source source, std::size_t line = 0) {
+    for (const auto& o : unresolved_) {
+      if (o.path == path && o.line == line) return;
+    }
+    unresolved_.push_back({std::move(path), std::move(reason), score, source, line});
+  }
+
+  void add_stack_frames() {
+    std::set<std::pair<std::string, std::size_t>> seen;
+    for (const auto& frame : frames_) {
+      const double score = kStackBase + std::max(0.0, kStackTop - kStackStep * static_cast<double>(frame.depth));
+      auto resolved = resolve(frame.path, frame.package_path);
+      if (!resolved) {
+        ++unresolved_frames_;
+        if (unresolved_frame_example_.empty()) unresolved_frame_example_ = frame.path;
+        omit(frame.path, "named by the stack trace but not in the workspace (a library, or another checkout)", score,
+             Source::stack_trace, frame.line);
+        continue;
+      }
+      ++resolved_frames_;
+      if (!seen.insert({resolved->relative, frame.line}).second) continue;
+      std::string why =
+          fmt::format("stack frame #{} ({}{}{}) at line {}", frame.depth + 1, stack_format_name(frame.format),
+                      frame.depth == 0 ? ", where the error happened" : "",
+                      frame.function.empty() ? "" : ", in " + frame.function, frame.line);
+      if (!resolved->how.empty()) why += fmt::format(", found {}", resolved->how);
+      candidate(resolved->root, resolved->relative).hits.push_back({frame.line, 0, score, Source::stack_trace, why});
+    }
+  }
+
+  void add_mentioned_paths() {
+    for (const auto& m : terms_.paths) {
+      auto resolved = resolve(m.path);
+      if (!resolved) {
+        unresolved_paths_.push_back(m.path);
+        omit(m.path, "named in the request but not found in the workspace", m.line > 0 ? kMentionLine : kMention,
+             Source::mentioned_path, m.line);
+        continue;
+      }
+      std::string why = m.line == 0      ? "named in the request"
+                        : m.end_line > 0 ? fmt::format("lines {}-{} named in the request", m.line, m.end_line)
+                                         : fmt::format("line {} named in the request", m.line);
+      if (!resolved->how.empty()) why += fmt::format(", found {}", resolved->how);
+      candidate(resolved->root, resolved->relative)
+          .hits.push_back({m.line, m.end_line, m.line > 0 ? kMentionLine : kMention, Source::mentioned_path, why});
+    }
+  }
+
+  void add_globs() {
+    for (const auto& glob : terms_.globs) {
+      // A glob without '/' means any depth, as people write "*.yaml".
+      const bool by_name = glob.find('/') == std::string::npos;
+      std::size_t matched = 0;
+      for (std::size_t r = 0; r < roots_.size(); ++r) {
+        for (const auto& file : roots_[r].files->files()) {
+          const std::size_t slash = file.rfind('/');
+          const std::string_view subject =
+              by_name && slash != std::string::npos ? std::string_view(file).substr(slash + 1) : std::string_view(file);
+          if (!tools::wildmatch(glob, subject, true)) continue;
+          if (++matched > limits_.max_glob_matches) continue;
+          candidate(r, file).hits.push_back({0, 0, kGlob, Source::glob, fmt::format("matches `{}`", glob)});
+        }
+      }
+      if (matched > limits_.max_glob_matches) {
+        omit(glob,
+             fmt::format("{} more files match this glob than the {} taken", matched - limits_.max_glob_matches,
+                         limits_.max_glob_matches),
+             kGlob, Source::glob);
+      } else if (matched == 0) {
+        unresolved_paths_.push_back(glob);
+      }
+    }
+  }
+
+  void add_tests() {
+    for (const auto& test : terms_.tests) {
+      if (!test.path.empty()) {
+        if (auto resolved = resolve(test.path)) {
+          candidate(resolved->root, resolved->relative)
+              .hits.push_back({0, 0, kTestFile, Source::test_name,
+                               fmt::format("holds the test `{}` ({} output)", test.name, test.origin)});
+        }
+      }
+      search_.push_back({test.name, Source::test_name, test.origin == "jest"});
+    }
+  }
+
+  void add_config_files() {
+    if (package_.task.kind != TaskKind::config) return;
+    std::size_t taken = 0;
+    for (std::size_t r = 0; r < roots_.size() && taken < 10; ++r) {
+      for (const auto& file : roots_[r].files->files()) {
+        // The top two levels: where a project's build and CI configuration lives.
+        if (std::count(file.begin(), file.end(), '/') > 2 || !is_config_path(file)) continue;
+        candidate(r, file).hits.push_back({0, 0, kConfigFile, Source::config_file, "a configuration file"});
+        if (++taken == 10) break;
+      }
+    }
+  }
+
+  void add_changed_file(const GitChange& change) {
+    if (change.status == "deleted") return;
+    const fs::path absolute = (fs::path(git_.top_level) / change.path).lexically_normal();
+    auto where = under_root(absolute);
+    if (!where) return;
+    const TaskKind kind = package_.task.kind;
+    const double score = kind == TaskKind::review   ? kChangedReview
+                         : kind == TaskKind::bugfix ? kChangedBugfix
+                                                    : kChangedOther;
+    FileCandidate& c = candidate(where->root, where->relative);
+    c.changed = true;
+    const std::string state = change.staged && change.unstaged ? "staged and unstaged"
+                              : change.staged                  ? "staged"
+                                                               : "in the working tree";
+    const auto hunks = hunks_.find(change.path);
+    if (hunks != hunks_.end() && !hunks->second.empty()) {
+      for (const auto& h : hunks->second) {
+        const std::size_t first = std::max<std::size_t>(h.start, 1);
+        const std::size_t last = h.count == 0 ? first : h.start + h.count - 1;
+        c.hits.push_back({first, last, score, Source::git_changed,
+                          h.count == 0 ? fmt::format("lines removed after line {} ({})", first, state)
+                                       : fmt::format("lines {}-{} changed ({})", first, last, state)});
+      }
+    } else {
+      c.hits.push_back({0, 0, score, Source::git_changed, fmt::format("{} ({})", change.status, state)});
+    }
+  }
+
+  struct SearchTerm {
+    std::string text;
+    Source source;
+    bool spaced = false;  // a phrase (test title, message): no word boundaries
+  };
+
+  // The prompt's identifiers, quoted strings and test names, found with the grep engine in one pass.
+  support::Result<void> search_terms() {
+    for (const auto& ident : terms_.identifiers) search_.push_back({ident, Source::identifier, false});
+    for (const auto& quoted : terms_.quoted) search_.push_back({quoted, Source::quoted_string, true});
+    if (search_.empty() || roots_.empty()) return support::ok();
+    // One alternation; identifiers as whole words.
+    std::string pattern;
+    for (const auto& term : search_) {
+      if (!pattern.empty()) pattern += '|';
+      const std::string quoted = quote_regex(term.text);
+      pattern += term.spaced || !is_word(term.text.front()) || !is_word(term.text.back())
+                     ? quoted
+                     : fmt::format("\\b{}\\b", quoted);
+    }
+    auto matcher = tools::Matcher::compile(tools::SearchPattern{pattern, false, false});
+    if (!matcher) return std::move(matcher).error().context("compiling the search of the prompt's terms");
+
+    std::vector<tools::SearchTarget> targets = search_targets();
+    package_.stats.searched_files = targets.size();
+    tools::SearchOptions options;
+    options.max_line_bytes = limits_.max_line_bytes;
+    options.max_kept_bytes = std::size_t{512} << 10;
+    auto report = tools::search_files(*matcher, targets, options, cancel_);
+    if (!report) return std::move(report).error();
+
+    std::vector<std::size_t> found(search_.size(), 0);
+    for (const auto& file : report->files) {
+      // display is "<root index>:<relative>"
+      const std::size_t colon = file.path.find(':');
+      const std::size_t r = std::stoul(file.path.substr(0, colon));
+      const std::string relative = file.path.substr(colon + 1);
+      std::vector<Hit> hits;
+      for (const auto& line : file.lines) {
+        if (!line.is_match) continue;
+        for (std::size_t t = 0; t < search_.size(); ++t) {
+          const auto& term = search_[t];
+          const bool present = term.spaced ? line.text.find(term.text) != std::string::npos
+                                           : find_word(line.text, term.text) != std::string_view::npos;
+          if (!present) continue;
+          ++found[t];
+          const bool definition = !term.spaced && is_definition(line.text, term.text);
+          const bool test_title = term.spaced && term.source == Source::test_name;
+          double score = term.source == Source::quoted_string ? kQuoted : kOccurrence;
+          if (term.source == Source::test_name) score = definition || test_title ? kTestDefinition : kOccurrence;
+          if (term.source == Source::identifier && definition) score = kDefinition;
+          const std::string_view what = term.source == Source::quoted_string ? "string"
+                                        : term.source == Source::test_name   ? "test"
+                                                                             : "identifier";
+          hits.push_back({line.number, 0, score, term.source,
+                          fmt::format("{} `{}` {} at line {}", what, term.text,
+                                      definition || test_title ? "defined" : "used", line.number)});
+        }
+      }
+      // The best few per file: definitions first, then the earliest uses.
+      std::stable_sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) { return a.score > b.score; });
+      if (hits.size() > kMaxHitsPerFileFromSearch) hits.resize(kMaxHitsPerFileFromSearch);
+      FileCandidate& c = candidate(r, relative);
+      for (auto& h : hits) c.hits.push_back(std::move(h));
+    }
+    for (std::size_t t = 0; t < search_.size(); ++t) {
+      if (found[t] == 0 && search_[t].source != Source::test_name) not_found_terms_.push_back(search_[t].text);
+    }
+    return support::ok();
+  }
+
+  static std::string quote_regex(std::string_view text) {
+    std::string out;
+    for (const char c : text) {
+      if (!is_word(c) && static_cast<unsigned char>(c) < 0x80) out += '\\';
+      out += c;
+    }
+    return out;
+  }
+
+  // Every file when the tree is small; else the files most likely to matter.
+  std::vector<tools::SearchTarget> search_targets() {
+    std::vector<tools::SearchTarget> targets;
+    std::size_t total = 0;
+    for (const auto& root : roots_) total += root.files->files().size();
+    const auto target = [&](std::size_t r, const std::string& relative) {
+      return tools::SearchTarget{roots_[r].path + "/" + relative, fmt::format("{}:{}", r, relative)};
+    };
+    if (total <= limits_.full_search_max_files) {
+      for (std::size_t r = 0; r < roots_.size(); ++r) {
+        for (const auto& f : roots_[r].files->files()) targets.push_back(target(r, f));
+      }
+      return targets;
+    }
+    package_.stats.search_exhaustive = false;
+    std::set<std::pair<std::size_t, std::string>> chosen;
+    const auto take = [&](std::size_t r, const std::string& relative) {
+      if (chosen.size() >= limits_.focused_search_files) return false;
+      if (chosen.insert({r, relative}).second) targets.push_back(target(r, relative));
+      return true;
+    };
+    // 1. Files already named by a frame, a path, a glob or git.
+    for (const FileCandidate* c : order_) take(c->root, c->relative);
+    // 2. Files whose path words are the terms' words, rarest words weighing most.
+    std::map<std::pair<std::size_t, std::uint32_t>, double> by_words;
+    std::set<std::string> words;
+    for (const auto& term : search_) {
+      for (auto& w : identifier_words(term.text)) {
+        if (w.size() >= 3) words.insert(std::move(w));
+      }
+    }
+    for (std::size_t r = 0; r < roots_.size(); ++r) {
+      const double n = static_cast<double>(roots_[r].files->files().size());
+      for (const auto& w : words) {
+        // The word itself, or a longer path word it begins ("tokenize" in "tokenizer.rs"), which counts half.
+        for (const std::string_view pw : roots_[r].files->words_with_prefix(w, 16)) {
+          const auto& hits = roots_[r].files->with_word(pw);
+          if (hits.empty()) continue;
+          const double idf = std::log(1.0 + n / static_cast<double>(hits.size())) * (pw.size() == w.size() ? 1.0 : 0.5);
+          for (const std::uint32_t i : hits) by_words[{r, i}] += idf;
+        }
+      }
+    }
+    std::vector<std::pair<double, std::pair<std::size_t, std::uint32_t>>> ranked;
+    ranked.reserve(by_words.size());
+    for (const auto& [key, weight] : by_words) ranked.emplace_back(weight, key);
+    std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    const std::size_t word_share = limits_.focused_search_files * 2 / 3;
+    for (const auto& [weight, key] : ranked) {
+      if (chosen.size() >= word_share) break;
+      take(key.first, roots_[key.first].files->files()[key.second]);
+    }
+    // 3. Neighbours: the other files of the directories chosen so far, nearest first.
+    std::vector<std::pair<std::size_t, std::string>> dirs;
+    for (const auto& [r, relative] : std::vector<std::pair<std::size_t, std::string>>(chosen.begin(), chosen.end())) {
+      const std::size_t slash = relative.rfind('/');
+      dirs.emplace_back(r, slash == std::string::npos ? std::string() : relative.substr(0, slash + 1));
+    }
+    std::sort(dirs.begin(), dirs.end());
+    dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
+    for (const auto& [r, dir] : dirs) {
+      const auto& files = roots_[r].files->files();
+      // The list is in path order, so a directory's files are one run starting at its lower bound.
+      auto it = std::lower_bound(files.begin(), files.end(), dir);
+      for (; it != files.end() && it->starts_with(dir); ++it) {
+        if (it->find('/', dir.size()) != std::string::npos) continue;  // deeper: not a sibling
+        if (!take(r, *it)) return targets;
+      }
+    }
+    return targets;
+  }
+
+  // Bonuses that belong to a file rather than a hit.
+  void apply_file_terms() {
+    std::set<std::string> words;
+    for (const auto& term : search_) {
+      for (auto& w : identifier_words(term.text)) {
+        if (w.size() >= 3) words.insert(std::move(w));
+      }
+    }
+    const std::int64_t now = static_cast<std::int64_t>(std::time(nullptr));
+    for (FileCandidate* c : order_) {
+      if (c->changed) {
+        const bool only_git =
+            std::all_of(c->hits.begin(), c->hits.end(), [](const Hit& h) { return h.source == Source::git_changed; });
+        if (!only_git) c->terms.push_back({kChangedBonus, "changed in the working tree or the index"});
+      }
+      const std::size_t slash = c->relative.rfind('/');
+      const std::string name = slash == std::string::npos ? c->relative : c->relative.substr(slash + 1);
+      double bonus = 0;
+      std::vector<std::string> matched;
+      for (const auto& w : identifier_words(name)) {
+        if (words.count(w) != 0 && std::find(matched.begin(), matched.end(), w) == matched.end()) {
+          matched.push_back(w);
+          bonus += kNameBonus;
+        }
+      }
+      if (bonus > 0) {
+        std::string list;
+        for (const auto& m : matched) list += (list.empty() ? "" : ", ") + m;
+        c->terms.push_back({std::min(bonus, kNameBonusMax), fmt::format("file name has the words {}", list)});
+      }
+      struct stat st {};
+      if (::stat(c->absolute.c_str(), &st) == 0 && now - st.st_mtim.tv_sec < kRecentSeconds) {
+        c->terms.push_back({kRecentBonus, "modified in the last day"});
+      }
+    }
+  }
+
+  // The slices of each file: a window around each hit, merged where they overlap.
+  std::vector<Slice> make_slices() {
+    std::vector<Slice> slices;
+    for (FileCandidate* c : order_) {
+      if (c->hits.empty()) continue;
+      std::vector<Slice> mine;
+      for (const Hit& h : c->hits) {
+        Slice s;
+        s.file = c;
+        if (h.line == 0) {
+          s.start = 1;
+          s.end = limits_.head_lines;
+        } else if (h.end_line > 0) {
+          s.start = h.line > 3 ? h.line - 3 : 1;
+          s.end = std::min(h.end_line + 3, s.start + limits_.max_slice_lines - 1);
+        } else {
+          s.start = h.line > limits_.lines_before ? h.line - limits_.lines_before : 1;
+          s.end = h.line + limits_.lines_after;
+        }
+        s.hits.push_back(&h);
+        mine.push_back(std::move(s));
+      }
+      std::sort(mine.begin(), mine.end(), [](const Slice& a, const Slice& b) { return a.start < b.start; });
+      std::vector<Slice> merged;
+      for (auto& s : mine) {
+        if (!merged.empty() && s.start <= merged.back().end + kMergeGap &&
+            std::max(s.end, merged.back().end) - merged.back().start + 1 <= limits_.max_slice_lines) {
+          merged.back().end = std::max(merged.back().end, s.end);
+          merged.back().hits.insert(merged.back().hits.end(), s.hits.begin(), s.hits.end());
+        } else {
+          merged.push_back(std::move(s));
+        }
+      }
+      for (auto& s : merged) {
+        std::stable_sort(s.hits.begin(), s.hits.end(), [](const Hit* a, const Hit* b) { return a->score > b->score; });
+        // Duplicate reasons (one line hit twice by the same term) count once.
+        std::vector<const Hit*> unique;
+        for (const Hit* h : s.hits) {
+          if (std::none_of(unique.begin(), unique.end(), [&](const Hit* u) { return u->why == h->why; }))
+            unique.push_back(h);
+        }
+        s.hits = std::move(unique);
+        s.score = s.hits.front()->score;
+        s.terms.push_back({s.hits.front()->score, s.hits.front()->why});
+        double extra = 0;
+        for (std::size_t i = 1; i < s.hits.size(); ++i) extra += s.hits[i]->score * kMultiHitShare;
+        if (extra > 0) {
+          extra = std::min(extra, kMultiHitMax);
+          s.score += extra;
+          s.terms.push_back(
+              {extra, fmt::format("{} more hit{} in the slice", s.hits.size() - 1, s.hits.size() == 2 ? "" : "s")});
+        }
+        for (const auto& t : c->terms) {
+          s.score += t.points;
+          s.terms.push_back(t);
+        }
+        slices.push_back(std::move(s));
+      }
+    }
+    std::stable_sort(slices.begin(), slices.end(), [](const Slice& a, const Slice& b) {
+      if (a.score != b.score) return a.score > b.score;
+      if (a.file->display != b.file->display) return a.file->display < b.file->display;
+      return a.start < b.start;
+    });
+    package_.stats.candidates = slices.size();
+    return slices;
+  }
+
+  // Why a file may not be shown: deny-listed, outside the workspace through a symlink, binary, unreadable.
+  const FileText& file_text(const FileCandidate& c) {
+    auto [it, inserted] = texts_.try_emplace(c.absolute);
+    FileText& ft = it->second;
+    if (!inserted) return ft;
+    // A pointer or an optional, depending on the tools version: both read the same here.
+    if (const auto rule = tools::denied_path(fs::path(c.relative), tools::PathAccess::read)) {
+      ft.problem = fmt::format("deny-listed: {}", rule->reason);
+      return ft;
+    }
+    if (request_.denied && request_.denied(c.absolute)) {
+      ft.problem = "deny-listed by the configuration";
+      return ft;
+    }
+    // Symlinks are followed the way the tools follow them: the result must stay in the workspace.
+    auto resolved = guard_.resolve(c.absolute, tools::PathAccess::read);
+    if (!resolved) {
+      ft.problem = "outside the workspace or deny-listed once symlinks are followed";
+      return ft;
+    }
+    const int fd = ::open(resolved->absolute.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) {
+      ft.problem = "cannot be read";
+      return ft;
+    }
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd);
+      ft.problem = "not a regular file";
+      return ft;
+    }
+    ft.mtime = st.st_mtim.tv_sec;
+    const std::size_t want = std::min(static_cast<std::size_t>(st.st_size), limits_.max_file_bytes);
+    ft.text.resize(want);
+    std::size_t filled = 0;
+    while (filled < want) {
+      const ssize_t n = ::read(fd, ft.text.data() + filled, want - filled);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      filled += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+    ft.text.resize(filled);
+    if (std::string_view(ft.text).substr(0, kBinarySniffBytes).find('\0') != std::string_view::npos) {
+      ft.problem = "a binary file";
+      ft.text.clear();
+      return ft;
+    }
+    ft.line_starts.push_back(0);
+    for (std::size_t i = 0; i < ft.text.size(); ++i) {
+      if (ft.text[i] == '\n' && i + 1 < ft.text.size()) ft.line_starts.push_back(i + 1);
+    }
+    if (ft.text.empty()) ft.line_starts.clear();
+    return ft;
+  }
+
+  std::string slice_text(const FileText& ft, std::size_t start, std::size_t end) const {
+    std::string out;
+    for (std::size_t n = start; n <= end && n <= ft.line_starts.size(); ++n) {
+      const std::size_t from = ft.line_starts[n - 1];
+      std::size_t to = ft.text.find('\n', from);
+      if (to == std::string::npos) to = ft.text.size();
+      std::string_view line = std::string_view(ft.text).substr(from, to - from);
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      out += fmt::format("{}\t", n);
+      if (line.size() > limits_.max_line_bytes) {
+        std::size_t cut = limits_.max_line_bytes;
+        while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;  // whole UTF-8 sequences
+        out.append(line.substr(0, cut));
+        out += fmt::format(" [line cut: {} more bytes]", line.size() - cut);
+      } else {
+        out.append(line);
+      }
+      out += '\n';
+    }
+    return out;
+  }
+
+  std::string reason_of(const Slice& s) const {
+    std::string out;
+    for (std::size_t i = 0; i < s.hits.size() && i < 3; ++i) {
+      if (!out.empty()) out += "; ";
+      out += s.hits[i]->why;
+    }
+    if (s.hits.size() > 3) out += fmt::format("; and {} more", s.hits.size() - 3);
+    for (const auto& t : s.file->terms) out += "; " + t.why;
+    return out;
+  }
+
+  // The evidence for a slice clamped to the file, or nullopt with the reason it cannot be shown.
+  Evidence evidence_for(const Slice& s, const FileText& ft, std::size_t start, std::size_t end) const {
+    Evidence e;
+    e.path = s.file->display;
+    e.start_line = start;
+    e.end_line = end;
+    e.reason = reason_of(s);
+    e.score = s.score;
+    e.source = s.hits.front()->source;
+    e.score_terms = s.terms;
+    e.text = slice_text(ft, start, end);
+    return e;
+  }
+
+  // A narrower window for a tight budget: a few lines around the best hit, or a short head.
+  std::pair<std::size_t, std::size_t> narrowed(const Slice& s, std::size_t lines) const {
+    const Hit* best = s.hits.front();
+    if (best->line == 0) return {1, std::min<std::size_t>(lines, 12)};
+    const std::size_t start = best->line > 3 ? best->line - 3 : 1;
+    const std::size_t end = best->end_line > 0 ? std::min(best->end_line, start + 15) : best->line + 5;
+    return {start, std::min(end, lines)};
+  }
+
+  support::Result<void> assemble() {
+    std::vector<Slice> slices = make_slices();
+    const std::uint64_t budget = request_.token_budget;
+    std::size_t changed_shown = limits_.max_changed_shown;
+    std::string header = render_header(package_.task, package_.workspace, changed_shown);
+    // The header starts with kPackageOpen; pieces are estimated apart, which never underestimates the whole.
+    const auto fixed = [&] { return estimate_tokens(header) + estimate_tokens(kPackageClose); };
+    if (fixed() > budget) {
+      changed_shown = 0;
+      header = render_header(package_.task, package_.workspace, 0);
+    }
+    const bool nothing_fits = fixed() > budget;
+    // Room kept for the omitted list and the open questions, so evidence cannot squeeze them out.
+    const std::uint64_t reserve = std::min<std::uint64_t>(budget / 6, 400);
+    std::uint64_t used = nothing_fits ? 0 : fixed();
+    const std::uint64_t evidence_budget = budget > used + reserve ? budget - used - reserve : 0;
+
+    std::vector<OmittedCandidate> omitted;
+    std::map<const FileCandidate*, std::size_t> per_file;
+    std::vector<Evidence> kept;
+    std::uint64_t evidence_used = 0;
+    for (const Slice& s : slices) {
+      if (cancel_.cancelled()) return cancelled();
+      const Hit* best = s.hits.front();
+      const auto omit_slice = [&](std::string reason) {
+        omitted.push_back({s.file->display, std::move(reason), s.score, best->source, best->line});
+      };
+      if (kept.size() >= limits_.max_evidence) {
+        omit_slice(fmt::format("ranked below the {} evidence blocks kept", limits_.max_evidence));
+        continue;
+      }
+      if (per_file[s.file] >= limits_.max_slices_per_file) {
+        omit_slice(fmt::format("{} slices of this file already shown", limits_.max_slices_per_file));
+        continue;
+      }
+      const FileText& ft = file_text(*s.file);
+      if (!ft.problem.empty()) {
+        omit_slice(ft.problem);
+        continue;
+      }
+      const std::size_t lines = ft.line_starts.size();
+      if (lines == 0) {
+        omit_slice("an empty file");
+        continue;
+      }
+      if (best->line > lines) {
+        omit_slice(
+            fmt::format("line {} is past the end of the file ({} lines): the file changed since", best->line, lines));
+        continue;
+      }
+      // Overlap with a block already kept (two slices of one file can meet once clamped): skip.
+      const std::size_t start = std::min(s.start, lines);
+      const std::size_t end = std::min(s.end, lines);
+      const bool covered = std::any_of(kept.begin(), kept.end(), [&](const Evidence& e) {
+        return e.path == s.file->display && e.start_line <= start && e.end_line >= end;
+      });
+      if (covered) continue;
+      Evidence e = evidence_for(s, ft, start, end);
+      e.id = fmt::format("E{}", kept.size() + 1);
+      std::uint64_t cost = estimate_tokens(render_evidence(e));
+      if (nothing_fits || evidence_used + cost > evidence_budget) {
+        const auto [ns, ne] = narrowed(s, lines);
+        if (!nothing_fits && (ns != start || ne != end)) {
+          e = evidence_for(s, ft, ns, ne);
+          e.id = fmt::format("E{}", kept.size() + 1);
+          cost = estimate_tokens(render_evidence(e));
+        }
+        if (nothing_fits || evidence_used + cost > evidence_budget) {
+          omit_slice(fmt::format("over the token budget (needs ~{} tokens, {} left)", cost,
+                                 evidence_budget > evidence_used ? evidence_budget - evidence_used : 0));
+          continue;
+        }
+      }
+      evidence_used += cost;
+      ++per_file[s.file];
+      kept.push_back(std::move(e));
+    }
+
+    // Now the questions (they depend on what was found) and the omitted list, cut to what fits.
+    std::vector<std::string> questions = open_questions(kept);
+    std::vector<OmittedCandidate> all_omitted = unresolved_;
+    all_omitted.insert(all_omitted.end(), omitted.begin(), omitted.end());
+    std::stable_sort(all_omitted.begin(), all_omitted.end(),
+                     [](const OmittedCandidate& a, const OmittedCandidate& b) { return a.score > b.score; });
+    std::size_t omitted_total = all_omitted.size();
+
+    std::size_t shown = std::min(limits_.max_omitted_shown, omitted_total);
+    const auto render_all = [&] {
+      if (nothing_fits) return std::string();
+      std::string text = header;
+      for (const auto& e : kept) text += render_evidence(e);
+      text += render_questions(questions);
+      text += render_omitted(all_omitted, shown, omitted_total);
+      text += kPackageClose;
+      return text;
+    };
+    std::string text = render_all();
+    // Fit: fewer omitted lines, then fewer questions, then fewer evidence blocks (last first).
+    while (estimate_tokens(text) > budget) {
+      if (shown > 0) {
+        shown = shown > 4 ? shown / 2 : shown - 1;
+      } else if (!questions.empty()) {
+        questions.pop_back();
+      } else if (!kept.empty()) {
+        const Evidence& last = kept.back();
+        all_omitted.push_back({last.path, "over the token budget", last.score, last.source, last.start_line});
+        ++omitted_total;
+        kept.pop_back();
+      } else {
+        text.clear();  // even the header does not fit
+        break;
+      }
+      text = render_all();
+    }
+    used = estimate_tokens(text);
+    if (all_omitted.size() > limits_.max_omitted_listed) all_omitted.resize(limits_.max_omitted_listed);
+    package_.evidence = std::move(kept);
+    package_.omitted = std::move(all_omitted);
+    package_.omitted_total = omitted_total;
+    package_.open_questions = std::move(questions);
+    package_.text = std::move(text);
+    package_.used_tokens = used;
+    return support::ok();
+  }
+
+  std::vector<std::string> open_questions(const std::vector<Evidence>& kept) const {
+    std::vector<std::string> out;
+    const TaskKind kind = package_.task.kind;
+    if (kept.empty()) {
+      out.emplace_back(
+          "Nothing in the workspace matched the request: which files, functions or components does it concern?");
+    }
+    if (!frames_.empty() && resolved_frames_ == 0) {
+      out.push_back(
+          fmt::format("The stack trace names files that are not in this workspace (such as {}): is this the "
+                      "checkout that failed, or is the fault in a dependency?",
+                      unresolved_frame_example_));
+    }
+    if (kind == TaskKind::bugfix && frames_.empty() && terms_.tests.empty()) {
+      out.emplace_back("No error output or stack trace was given: what is the exact error, and how is it reproduced?");
+    }
+    if (kind == TaskKind::review && package_.workspace.changed_files_total == 0) {
+      out.emplace_back(package_.workspace.git_repository
+                           ? "There are no uncommitted changes: which commit, branch or files should be reviewed?"
+                           : "This is not a git repository, so there are no changes to review: which files should be "
+                             "reviewed?");
+    }
+    if (!not_found_terms_.empty()) {
+      std::string list;
+      for (std::size_t i = 0; i < not_found_terms_.size() && i < 4; ++i) {
+        list += fmt::format("{}`{}`", i == 0 ? "" : ", ", not_found_terms_[i]);
+      }
+      out.push_back(package_.stats.search_exhaustive
+                        ? fmt::format("{} {} not found in the workspace: spelled differently, generated, or in a "
+                                      "dependency?",
+                                      list, not_found_terms_.size() == 1 ? "was" : "were")
+                        : fmt::format("{} {} not found in the {} files searched (of {} indexed; a focused search): "
+                                      "where do they live?",
+                                      list, not_found_terms_.size() == 1 ? "was" : "were",
+                                      package_.stats.searched_files, package_.stats.indexed_files));
+    }
+    if (!unresolved_paths_.empty() && kind != TaskKind::feature) {
+      out.push_back(
+          fmt::format("`{}` is named but not in the workspace: was it moved or renamed?", unresolved_paths_.front()));
+    }
+    if (out.size() > kMaxOpenQuestions) out.resize(kMaxOpenQuestions);
+    return out;
+  }
+
+  const ContextRequest& request_;
+  const ContextLimits& limits_;
+  WorkspaceIndex& index_;
+  support::CancelToken cancel_;
+  tools::PathGuard guard_;
+
+  ContextPackage package_;
+  std::vector<StackFrame> frames_;
+  InputTerms terms_;
+  std::vector<Root> roots_;
+  GitState git_;
+  std::map<std::string, std::vector<LineRange>> hunks_;
+  std::unordered_map<std::string, FileCandidate> candidates_;  // by absolute path; nodes stay where they are
+  std::vector<FileCandidate*> order_;                          // in the order they were found
+  std::vector<SearchTerm> search_;
+  std::vector<OmittedCandidate> unresolved_;
+  std::vector<std::string> unresolved_paths_;
+  std::vector<std::string> not_found_terms_;
+  std::size_t resolved_frames_ = 0;
+  std::size_t unresolved_frames_ = 0;
+  std::string unresolved_frame_example_;
+  std::unordered_map<std::string, FileText> texts_;
+};
+
+}  // namespace
+
+std::uint64_t context_token_budget(std::uint64_t context_window_tokens) noexcept {
+  return std::clamp<std::uint64_t>(context_window_tokens / 10, 1000, 24000);
+}
+
+support::Result<ContextPackage> retrieve_context(const ContextRequest& request, WorkspaceIndex& index,
+                                                 support::CancelToken cancel) {
+  Retrieval retrieval(request, index, std::move(cancel));
+  return retrieval.run();
+}
+
+}  // namespace agentd::core::context

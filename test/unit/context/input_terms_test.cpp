@@ -1,0 +1,100 @@
+#include "core/context/input_terms.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace agentd::core::context {
+namespace {
+
+bool has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+TEST(InputTerms, PathsWithAndWithoutLines) {
+  const auto terms = extract_terms(
+      "Look at src/parser.cpp:21 and `include/ini.h`, then tests/parser_test.cpp:10-20. Also main.go and the "
+      "Makefile. Not e.g. this, nor v1.2 or https://example.com/x.js.",
+      {});
+  ASSERT_EQ(terms.paths.size(), 5U);
+  EXPECT_EQ(terms.paths[0].path, "include/ini.h");
+  EXPECT_EQ(terms.paths[1].path, "src/parser.cpp");
+  EXPECT_EQ(terms.paths[1].line, 21U);
+  EXPECT_EQ(terms.paths[2].path, "tests/parser_test.cpp");
+  EXPECT_EQ(terms.paths[2].line, 10U);
+  EXPECT_EQ(terms.paths[2].end_line, 20U);
+  EXPECT_EQ(terms.paths[3].path, "main.go");
+  EXPECT_EQ(terms.paths[4].path, "Makefile");
+}
+
+TEST(InputTerms, Globs) {
+  const auto terms = extract_terms("update every *.yaml under deploy/ and `src/**/*.ts`; is it ok?", {});
+  EXPECT_EQ(terms.globs, (std::vector<std::string>{"src/**/*.ts", "*.yaml"}));
+}
+
+TEST(InputTerms, IdentifiersMostSpecificFirst) {
+  const auto terms = extract_terms(
+      "The HttpClient calls parse_header_line too often; see `lookup` and retry() in OrderService.confirmationFor, "
+      "not the README or a ValueError.",
+      {});
+  EXPECT_EQ(terms.identifiers, (std::vector<std::string>{"lookup", "retry", "HttpClient", "parse_header_line",
+                                                         "OrderService", "confirmationFor"}));
+}
+
+TEST(InputTerms, QuotedStringsAreMessages) {
+  const auto terms = extract_terms(
+      "It prints \"total cannot be negative\" and then 'an order needs at least one item'. Don't "
+      "worry about 'x'.",
+      {});
+  EXPECT_EQ(terms.quoted, (std::vector<std::string>{"total cannot be negative", "an order needs at least one item"}));
+}
+
+TEST(InputTerms, SkippedLinesGiveNothing) {
+  const auto terms =
+      extract_terms("see parse_document\n  File \"app/billing.py\", line 14, in discount_percent\n", {2});
+  EXPECT_EQ(terms.identifiers, std::vector<std::string>{"parse_document"});
+  EXPECT_TRUE(terms.paths.empty());
+}
+
+TEST(InputTerms, TestNamesFromEachRunner) {
+  const auto terms = extract_terms(
+      "FAILED tests/test_billing.py::test_unknown_discount_code_is_ignored - KeyError: 'SPRING'\n"
+      "[  FAILED  ] ParserTest.IgnoresLinesWithoutEquals (0 ms)\n"
+      "--- FAIL: TestPrimaryWithoutTargets (0.00s)\n"
+      "test tests::rejects_letters ... FAILED\n"
+      "OrderServiceTest > confirmationForUnknownOrder() FAILED\n"
+      "\xE2\x97\x8F Cart \xE2\x80\xBA totals products without a price object\n",
+      {});
+  ASSERT_EQ(terms.tests.size(), 6U);
+  EXPECT_EQ(terms.tests[0].name, "test_unknown_discount_code_is_ignored");
+  EXPECT_EQ(terms.tests[0].path, "tests/test_billing.py");
+  EXPECT_EQ(terms.tests[1].name, "IgnoresLinesWithoutEquals");
+  EXPECT_EQ(terms.tests[1].suite, "ParserTest");
+  EXPECT_EQ(terms.tests[2].name, "TestPrimaryWithoutTargets");
+  EXPECT_EQ(terms.tests[3].name, "rejects_letters");
+  EXPECT_EQ(terms.tests[3].suite, "tests");
+  EXPECT_EQ(terms.tests[4].name, "confirmationForUnknownOrder");
+  EXPECT_EQ(terms.tests[4].suite, "OrderServiceTest");
+  EXPECT_EQ(terms.tests[5].name, "totals products without a price object");
+  EXPECT_EQ(terms.tests[5].origin, "jest");
+}
+
+TEST(InputTerms, Limits) {
+  std::string input;
+  for (int i = 0; i < 30; ++i) input += "name_" + std::to_string(i) + " ";
+  TermLimits limits;
+  limits.max_identifiers = 5;
+  EXPECT_EQ(extract_terms(input, {}, limits).identifiers.size(), 5U);
+}
+
+TEST(InputTerms, IdentifierWords) {
+  EXPECT_EQ(identifier_words("parseHTTPHeader"), (std::vector<std::string>{"parse", "http", "header"}));
+  EXPECT_EQ(identifier_words("ext4_fill_super"), (std::vector<std::string>{"ext4", "fill", "super"}));
+  EXPECT_EQ(identifier_words("OrderService"), (std::vector<std::string>{"order", "service"}));
+  EXPECT_TRUE(has(identifier_words("src/tokenizer.rs"), "tokenizer"));
+}
+
+}  // namespace
+}  // namespace agentd::core::context
