@@ -28,7 +28,7 @@ stage() {
 
 check_format() {
   local files
-  mapfile -t files < <(git ls-files '*.cpp' '*.h' 2>/dev/null || find . -path ./build -prune -o \( -name '*.cpp' -o -name '*.h' \) -print)
+  mapfile -t files < <(git ls-files '*.cpp' '*.h' ':!test/fixtures' 2>/dev/null || find . -path ./build -prune -o \( -name '*.cpp' -o -name '*.h' \) -print)
   local formatter=clang-format
   command -v clang-format >/dev/null || formatter=clang-format-14
   "$formatter" --dry-run -Werror "${files[@]}"
