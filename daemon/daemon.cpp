@@ -104,6 +104,16 @@ int run_daemon(const Options& options, int in_fd, int out_fd) {
   core::EngineStore store(db_worker);
 
   asio::io_context io(1);
+  // Queued writes hold completion handlers bound to `io`, and the objects below may queue more as
+  // they are destroyed; the worker must have run (and dropped) them all before `io` goes. Declared
+  // right after `io`, so it is destroyed last before it.
+  struct FlushBeforeLoopEnds {
+    storage::DbWorker& worker;
+    explicit FlushBeforeLoopEnds(storage::DbWorker& w) : worker(w) {}
+    FlushBeforeLoopEnds(const FlushBeforeLoopEnds&) = delete;
+    FlushBeforeLoopEnds& operator=(const FlushBeforeLoopEnds&) = delete;
+    ~FlushBeforeLoopEnds() { worker.flush(); }
+  } flush_before_loop_ends(db_worker);
   auto http = core::model::HttpClient::create(io.get_executor(), core::model::HttpClientOptions{});
   if (!http) {
     log::error("{}", http.error().message());

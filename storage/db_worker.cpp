@@ -111,9 +111,13 @@ void DbWorker::run() {
     } else {
       run_writes(batch, delta);
     }
+    // The jobs and callbacks go before the batch counts as done: they may hold executors, and a
+    // caller that flush()es and then destroys its io_context must find none left here.
+    const std::uint64_t last_ticket = batch.back().ticket;
+    batch.clear();
     lock.lock();
 
-    completed_ = batch.back().ticket;
+    completed_ = last_ticket;
     stats_.transactions += delta.transactions;
     stats_.synced += delta.synced;
     stats_.writes += delta.writes;

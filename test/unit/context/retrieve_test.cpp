@@ -296,7 +296,11 @@ TEST(Retrieve, DeniedAndBinaryFilesNeverBecomeEvidence) {
   FixtureRepo repo("py_service");
   repo.write(".env", "SECRET=hunter2\n");
   repo.write("app/secret_settings.py", "TOKEN = 'abc'\n");
-  repo.write("app/blob.py", std::string("\0\x01binary discount_percent", 26));
+  // The literal is split so "\x01" does not swallow the "b" as a hex digit; sizeof keeps the NUL.
+  static constexpr char kBlob[] =
+      "\0\x01"
+      "binary discount_percent";
+  repo.write("app/blob.py", std::string(kBlob, sizeof kBlob - 1));
   ContextRequest request;
   request.cwd = repo.path();
   request.input = "Check .env, app/secret_settings.py and app/blob.py for discount_percent";
