@@ -178,6 +178,21 @@ std::optional<acp::SessionUpdate> to_update(const core::EngineEvent& event, cons
       (void)e;
       return acp::ConfigOptionUpdate{config_options(*session), {}};
     }
+    // ACP has no update for compaction: the user reads it as agent text, a client that knows finds the
+    // detail in _meta.agentd.compaction.
+    std::optional<acp::SessionUpdate> operator()(const core::CompactionEvent& e) const {
+      Json detail = Json::object();
+      detail["id"] = e.compaction_id;
+      detail["firstTurnId"] = e.first_turn_id;
+      detail["lastTurnId"] = e.last_turn_id;
+      detail["turns"] = e.turns;
+      detail["tokensBefore"] = e.tokens_before;
+      detail["tokensAfter"] = e.tokens_after;
+      detail["forced"] = e.forced;
+      Json meta = Json::object();
+      meta["compaction"] = std::move(detail);
+      return acp::AgentMessageChunk{text_block(e.text), std::nullopt, agentd_meta(std::move(meta))};
+    }
   };
   return std::visit(Visitor{session, replay}, event);
 }
@@ -280,6 +295,36 @@ Json rules_json(const std::vector<core::PermissionRule>& rules) {
     list.push_back(std::move(j));
   }
   return list;
+}
+
+struct PreviewParams {
+  std::string session_id;
+  std::string input;
+};
+bool from_json(const support::JsonIn& in, PreviewParams& out) {
+  return in.required("sessionId", out.session_id) && in.required("input", out.input);
+}
+struct FactAddParams {
+  std::string session_id;
+  std::string text;
+};
+bool from_json(const support::JsonIn& in, FactAddParams& out) {
+  return in.required("sessionId", out.session_id) && in.required("text", out.text);
+}
+struct FactDeleteParams {
+  std::string session_id;
+  std::int64_t id = 0;
+};
+bool from_json(const support::JsonIn& in, FactDeleteParams& out) {
+  return in.required("sessionId", out.session_id) && in.required("id", out.id);
+}
+
+Json fact_json(const core::memory::Fact& fact) {
+  Json j = Json::object();
+  j["id"] = fact.id;
+  j["text"] = fact.text;
+  j["createdAt"] = iso8601(fact.created_at_ms);
+  return j;
 }
 
 struct CheckpointRestoreParams {
@@ -743,6 +788,47 @@ AcpServer::AcpServer(protocol::Peer& peer, core::SessionManager& sessions)
         result["lastSeq"] = last;
         co_return result;
       });
+
+  peer_.on_request_async<PreviewParams, Json>("_agentd/context/preview",
+                                              [this](PreviewParams p, Token) -> asio::awaitable<Result<Json>> {
+                                                auto session = sessions_.find(p.session_id);
+                                                if (!session) co_return session_not_open(p.session_id);
+                                                co_return co_await session->preview_context(std::move(p.input));
+                                              });
+
+  peer_.on_request_async<FactAddParams, Json>("_agentd/memory/add",
+                                              [this](FactAddParams p, Token) -> asio::awaitable<Result<Json>> {
+                                                auto session = sessions_.find(p.session_id);
+                                                if (!session) co_return session_not_open(p.session_id);
+                                                auto fact = co_await session->remember(std::move(p.text));
+                                                if (!fact) co_return std::move(fact).error();
+                                                Json result = fact_json(*fact);
+                                                result["project"] = session->project();
+                                                co_return result;
+                                              });
+
+  peer_.on_request_async<SessionParams, Json>("_agentd/memory/list",
+                                              [this](SessionParams p, Token) -> asio::awaitable<Result<Json>> {
+                                                auto session = sessions_.find(p.session_id);
+                                                if (!session) co_return session_not_open(p.session_id);
+                                                auto facts = co_await session->facts();
+                                                if (!facts) co_return std::move(facts).error();
+                                                Json list = Json::array();
+                                                for (const auto& f : *facts) list.push_back(fact_json(f));
+                                                Json result = Json::object();
+                                                result["project"] = session->project();
+                                                result["facts"] = std::move(list);
+                                                co_return result;
+                                              });
+
+  peer_.on_request_async<FactDeleteParams, Json>("_agentd/memory/delete",
+                                                 [this](FactDeleteParams p, Token) -> asio::awaitable<Result<Json>> {
+                                                   auto session = sessions_.find(p.session_id);
+                                                   if (!session) co_return session_not_open(p.session_id);
+                                                   auto removed = co_await session->forget(p.id);
+                                                   if (!removed) co_return std::move(removed).error();
+                                                   co_return Json::object();
+                                                 });
 
   peer_.on_request_async<SessionParams, Json>("_agentd/checkpoints/list",
                                               [this](SessionParams p, Token) -> asio::awaitable<Result<Json>> {

@@ -151,6 +151,7 @@ int run_daemon(const Options& options, int in_fd, int out_fd) {
   std::optional<core::model::ModelConfig> demo_model;
   if (demo) demo_model = config->models["anthropic:scripted-demo"];
   engine.system_rules = std::string(core::system_rules());
+  engine.workspace_index = std::make_shared<core::context::WorkspaceIndex>();
   // Each session reads its own project's layers (user file, <cwd>/.agentd/config.json, --config, the
   // environment and --model) when it is created or loaded.
   engine.project_settings = [config_file = options.config_file, model_flag = options.model,

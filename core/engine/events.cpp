@@ -89,6 +89,11 @@ struct PayloadWriter {
   }
   void operator()(const ModeChangedEvent& e) const { w.member("mode", e.mode); }
   void operator()(const ModelChangedEvent& e) const { w.member("model", e.model_spec); }
+  void operator()(const CompactionEvent& e) const {
+    w.member("text", e.text).member("id", e.compaction_id);
+    w.member("firstTurn", e.first_turn_id).member("lastTurn", e.last_turn_id).member("turns", e.turns);
+    w.member("tokensBefore", e.tokens_before).member("tokensAfter", e.tokens_after).member("forced", e.forced);
+  }
 };
 
 std::string string_or_empty(const Json& j) { return j.is_string() ? j.as_string() : std::string(); }
@@ -102,7 +107,7 @@ std::string_view tool_call_status_name(ToolCallStatus status) noexcept {
 std::string_view event_kind(const EngineEvent& event) noexcept {
   static constexpr std::array<std::string_view, std::variant_size_v<EngineEvent>> kKinds = {
       "user_message", "agent_text", "agent_thought", "tool_call", "tool_call_update",
-      "usage",        "commands",   "mode",          "model"};
+      "usage",        "commands",   "mode",          "model",     "compaction"};
   return kKinds[event.index()];
 }
 
@@ -169,6 +174,19 @@ support::Result<EngineEvent> event_from_log(std::string_view kind, const Json& p
   }
   if (kind == "mode") return EngineEvent(ModeChangedEvent{string_or_empty(p["mode"])});
   if (kind == "model") return EngineEvent(ModelChangedEvent{string_or_empty(p["model"])});
+  if (kind == "compaction") {
+    CompactionEvent e;
+    auto count = [&](std::string_view key) -> std::uint64_t { return p[key].is_integer() ? p[key].as_uint64() : 0; };
+    e.text = string_or_empty(p["text"]);
+    e.compaction_id = p["id"].is_integer() ? p["id"].as_int64() : 0;
+    e.first_turn_id = string_or_empty(p["firstTurn"]);
+    e.last_turn_id = string_or_empty(p["lastTurn"]);
+    e.turns = count("turns");
+    e.tokens_before = count("tokensBefore");
+    e.tokens_after = count("tokensAfter");
+    e.forced = p["forced"].is_bool() && p["forced"].as_bool();
+    return EngineEvent(std::move(e));
+  }
   return Error(Errc::parse_error, fmt::format("unknown event kind \"{}\" in the log", kind));
 }
 

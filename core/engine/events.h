@@ -73,8 +73,21 @@ struct ModelChangedEvent {
   std::string model_spec;  // "anthropic:claude-sonnet-4-5"
 };
 
-using EngineEvent = std::variant<UserMessageEvent, AgentTextEvent, AgentThoughtEvent, ToolCallStartedEvent,
-                                 ToolCallUpdatedEvent, UsageEvent, CommandsEvent, ModeChangedEvent, ModelChangedEvent>;
+// Older turns were replaced by a summary in later requests (compaction); `text` says so to the user.
+struct CompactionEvent {
+  std::string text;
+  std::int64_t compaction_id = 0;
+  std::string first_turn_id;
+  std::string last_turn_id;
+  std::uint64_t turns = 0;  // summarized by this compaction
+  std::uint64_t tokens_before = 0;
+  std::uint64_t tokens_after = 0;
+  bool forced = false;  // /compact
+};
+
+using EngineEvent =
+    std::variant<UserMessageEvent, AgentTextEvent, AgentThoughtEvent, ToolCallStartedEvent, ToolCallUpdatedEvent,
+                 UsageEvent, CommandsEvent, ModeChangedEvent, ModelChangedEvent, CompactionEvent>;
 
 // The log's `kind` column: "user_message", "agent_text", ...
 std::string_view event_kind(const EngineEvent& event) noexcept;

@@ -10,11 +10,13 @@
 
 #include "core/engine/ids.h"
 #include "core/engine/slash_commands.h"
+#include "core/memory/compaction.h"
 #include "core/model/price_table.h"
 #include "core/model/stream_summary.h"
 #include "core/support/clock.h"
 #include "core/support/log.h"
 #include "core/support/task_group.h"
+#include "storage/compaction_store.h"
 #include "storage/event_store.h"
 #include "storage/permission_store.h"
 #include "storage/session_store.h"
@@ -147,6 +149,8 @@ Session::Session(EngineContext& engine, SessionInfo info, ProjectSettings settin
   files_ = std::make_unique<SessionFileAccess>(info_.id, [this] { return frontend_; });
   file_state_ = std::make_unique<tools::FileState>();
   checkpoints_ = std::make_unique<Checkpoints>(*engine.store, info_.id, *file_state_);
+  project_ = workspace_root_of(info_.cwd);
+  index_ = engine.workspace_index ? engine.workspace_index : std::make_shared<context::WorkspaceIndex>();
 }
 
 Session::~Session() = default;
@@ -258,6 +262,7 @@ asio::awaitable<Result<void>> Session::restore(std::int64_t cleared_after_turn) 
     std::vector<storage::MessageRecord> messages;
     std::int64_t max_seq = 0;
     storage::UsageTotals totals;
+    std::optional<storage::CompactionRecord> compaction;
   };
   auto load_job = [id = info_.id](storage::Connection& db) -> Result<Loaded> {
     Loaded l;
@@ -273,6 +278,9 @@ asio::awaitable<Result<void>> Session::restore(std::int64_t cleared_after_turn) 
     auto totals = storage::UsageStore(db).totals(id);
     if (!totals) return std::move(totals).error();
     l.totals = *totals;
+    auto compaction = storage::CompactionStore(db).latest(id);
+    if (!compaction) return std::move(compaction).error();
+    l.compaction = std::move(*compaction);
     return l;
   };
   auto loaded = co_await engine_.store->read<Loaded>(std::move(load_job));
@@ -296,6 +304,31 @@ asio::awaitable<Result<void>> Session::restore(std::int64_t cleared_after_turn) 
     if (it != turn_seq.end() && it->second <= cleared_after_) continue;
     if (history_.empty() || history_.back().turn_id != turn_id) history_.push_back(HistoryTurn{turn_id, {}});
     history_.back().messages.push_back(std::move(*message));
+  }
+  // The latest compaction (after the last /clear) stands in for the turns it covers.
+  summary_text_.clear();
+  summary_first_turn_.clear();
+  summary_turns_ = 0;
+  if (const auto& record = loaded->compaction) {
+    auto first = turn_seq.find(record->first_turn_id);
+    auto last = turn_seq.find(record->last_turn_id);
+    auto summary = memory::summary_from_json_text(record->summary_json);
+    if (last != turn_seq.end() && last->second > cleared_after_ && summary) {
+      const std::int64_t first_seq = first != turn_seq.end() ? first->second : 0;
+      std::uint64_t covered = 0;
+      for (const auto& t : loaded->turns) covered += t.seq >= first_seq && t.seq <= last->second ? 1 : 0;
+      std::erase_if(history_, [&](const HistoryTurn& t) {
+        auto it = turn_seq.find(t.turn_id);
+        return it != turn_seq.end() && it->second <= last->second;
+      });
+      summary_first_turn_ = record->first_turn_id;
+      summary_turns_ = covered;
+      summary_text_ = memory::render_summary(*summary, {record->first_turn_id, record->last_turn_id, covered},
+                                             memory::CompactionOptions{}.summary_max_tokens);
+    } else if (!summary) {
+      log::warn("session {}: compaction {} is unreadable ({}); sending the full history", info_.id, record->id,
+                summary.error().message());
+    }
   }
   // A turn cut short by a crash may end with tool calls that never got results: close them, so the
   // next request is one every provider accepts.
@@ -390,7 +423,7 @@ asio::awaitable<Result<TurnOutcome>> Session::prompt(PromptInput input, CancelTo
     span.set_attribute("turn", turn_id);
     emit(UserMessageEvent{user_text(input)});
     if (is_slash_command(input.text)) {
-      outcome = co_await run_command(input.text, turn_id);
+      outcome = co_await run_command(input.text, turn_id, span);
     } else {
       outcome = co_await run_turn(std::move(input), turn_id, turn_cancel, span);
     }
@@ -443,14 +476,8 @@ asio::awaitable<Result<TurnOutcome>> Session::prompt(PromptInput input, CancelTo
   co_return outcome;
 }
 
-std::string Session::build_system_prompt() const {
-  std::string system = engine_.system_rules;
-  // Selected skills come here (Context issue), then the workspace.
-  system += "\n\n# Workspace\n";
-  system += fmt::format("Working directory: {}\n", info_.cwd);
-  for (const auto& dir : info_.additional_dirs) system += fmt::format("Additional directory: {}\n", dir);
-  system += "Platform: linux\n";
-  return system;
+std::string Session::build_system_prompt(const TurnContext* context) const {
+  return render_system_prompt(engine_.system_rules, context, summary_text_, info_.cwd, info_.additional_dirs);
 }
 
 std::vector<model::ToolDefinition> Session::tool_definitions() const {
@@ -497,22 +524,66 @@ void Session::record_usage(const model::Usage& usage, const std::string& turn_id
 
 asio::awaitable<Result<TurnOutcome>> Session::run_turn(PromptInput input, std::string turn_id, CancelToken cancel,
                                                        support::Span& span) {
+  std::shared_ptr<const TurnContext> context;
   {
-    // Context retrieval arrives with the Context issue; the span is here so traces keep their shape.
+    // Pinned instructions, skills, facts and the workspace context package, gathered off the loop.
     support::Span retrieve = span.child("context.retrieve");
-    retrieve.set_attribute("evidence", 0);
+    auto gathered = co_await gather_context(input.text, true, cancel);
+    if (!gathered) {
+      retrieve.set_status(support::SpanStatus::error, gathered.error().message());
+      co_return std::move(gathered).error().context("gathering the turn's context");
+    }
+    context = std::move(*gathered);
+    retrieve.set_attribute("instruction_files", context->instructions.files.size());
+    retrieve.set_attribute("skills_selected", context->skill_selection.selected_names().size());
+    retrieve.set_attribute("facts_selected", context->fact_selection.selected_ids().size());
+    retrieve.set_attribute("evidence", context->package ? context->package->evidence.size() : 0);
+    retrieve.set_attribute("retrieve_ms", context->retrieve_ms);
+    retrieve.set_attribute("skills_ms", context->skills_ms);
+    if (context->package) {
+      retrieve.set_attribute("task", std::string(context::task_kind_name(context->package->task.kind)));
+      retrieve.set_attribute("omitted", context->package->omitted_total);
+      retrieve.set_attribute("context_tokens", context->package->used_tokens);
+      retrieve.set_attribute("context_budget", context->package->budget_tokens);
+      retrieve.set_attribute("indexed_files", context->package->stats.indexed_files);
+    } else if (!context->retrieval_note.empty()) {
+      retrieve.set_attribute("note", context->retrieval_note);
+    }
   }
-  model::Message user{model::Role::user, {model::TextBlock{user_text(input)}}};
+  if (cancel.cancelled()) co_return TurnOutcome{StopReason::cancelled, {}};
+  last_context_ = context;
+
+  // The turn's user message: what this turn adds (skills, facts, the workspace context), then the
+  // input. It is stored as sent, so the next turn's request repeats it byte for byte and the
+  // provider's cache of the conversation so far still holds.
+  model::Message user{model::Role::user, {}};
+  for (auto& part : render_turn_preamble(*context)) user.content.emplace_back(model::TextBlock{std::move(part)});
+  user.content.emplace_back(model::TextBlock{user_text(input)});
+
+  const auto tools = tool_definitions();
+  std::uint64_t tool_tokens = 0;
+  for (const auto& t : tools)
+    tool_tokens += estimate_tokens(t.name) + estimate_tokens(t.description) + estimate_tokens(t.input_schema.dump());
+  {
+    const std::string pinned_system =
+        render_system_prompt(engine_.system_rules, context.get(), {}, info_.cwd, info_.additional_dirs);
+    auto compacted = co_await compact(false, estimate_tokens(pinned_system) + tool_tokens, estimate_tokens(user),
+                                      turn_id, cancel, span);
+    if (!compacted) co_return std::move(compacted).error().context("compacting the history");
+    if (cancel.cancelled()) co_return TurnOutcome{StopReason::cancelled, {}};
+    if (compacted->cannot_fit) {
+      emit(AgentTextEvent{fmt::format("[agentd: {}]", compacted->message)});
+      co_return TurnOutcome{StopReason::max_tokens, {}};
+    }
+  }
+
   persist_message(user, turn_id);
   history_.push_back(HistoryTurn{turn_id, {std::move(user)}});
   HistoryTurn& current = history_.back();
   const std::size_t current_index = history_.size() - 1;
 
-  const std::string system = build_system_prompt();
-  const auto tools = tool_definitions();
-  std::uint64_t fixed_tokens = estimate_tokens(system);
-  for (const auto& t : tools)
-    fixed_tokens += estimate_tokens(t.name) + estimate_tokens(t.description) + estimate_tokens(t.input_schema.dump());
+  const std::string system = build_system_prompt(context.get());
+  const std::uint64_t fixed_tokens = estimate_tokens(system) + tool_tokens;
 
   for (std::uint32_t request = 0;; ++request) {
     if (cancel.cancelled()) co_return TurnOutcome{StopReason::cancelled, {}};
@@ -533,8 +604,7 @@ asio::awaitable<Result<TurnOutcome>> Session::run_turn(PromptInput input, std::s
     if (selection.estimated_tokens > budget) {
       emit(AgentTextEvent{
           fmt::format("[agentd: this turn no longer fits in {}'s context window: about {} tokens of history and tools, "
-                      "{} reserved for the answer, {} available. Start a new session or use /clear; compaction is not "
-                      "available yet.]",
+                      "{} reserved for the answer, {} available. Try /compact, /clear, or a new session.]",
                       model_.model, selection.estimated_tokens + fixed_tokens, model_.max_output_tokens, window)});
       co_return TurnOutcome{StopReason::max_tokens, {}};
     }
@@ -859,10 +929,13 @@ asio::awaitable<model::ToolResultBlock> Session::execute_tool_call(const model::
   co_return finish(*ran);
 }
 
-asio::awaitable<Result<TurnOutcome>> Session::run_command(const std::string& text, std::string turn_id) {
+asio::awaitable<Result<TurnOutcome>> Session::run_command(const std::string& text, std::string turn_id,
+                                                          support::Span& span) {
   SlashCommand command = parse_slash_command(text);
   std::string reply;
-  if (command.name == "help") {
+  if (auto handled = co_await run_context_command(command.name, command.args, turn_id, span)) {
+    reply = std::move(*handled);
+  } else if (command.name == "help") {
     reply = help_text();
   } else if (command.name == "cost") {
     reply = cost_text(session_cost_, previous_turn_cost_, model_spec_);
@@ -918,6 +991,9 @@ asio::awaitable<Result<TurnOutcome>> Session::run_command(const std::string& tex
   } else if (command.name == "clear") {
     const std::size_t dropped = history_.size();
     history_.clear();
+    summary_text_.clear();
+    summary_first_turn_.clear();
+    summary_turns_ = 0;
     cleared_after_ = turn_count_;
     persist_metadata();
     reply = fmt::format(
@@ -933,7 +1009,7 @@ asio::awaitable<Result<TurnOutcome>> Session::run_command(const std::string& tex
   } else {
     reply = fmt::format("Unknown command /{}. /help lists the commands.", command.name);
   }
-  emit(AgentTextEvent{reply});
+  if (!reply.empty()) emit(AgentTextEvent{reply});
   co_return TurnOutcome{StopReason::end_turn, {}};
 }
 

@@ -24,6 +24,7 @@
 #include "core/engine/history.h"
 #include "core/engine/permissions.h"
 #include "core/engine/project_settings.h"
+#include "core/engine/turn_context.h"
 #include "core/model/http_client.h"
 #include "core/model/model_client.h"
 #include "core/model/model_config.h"
@@ -53,6 +54,9 @@ struct EngineContext {
   model::ModelClientOptions model_options;
   std::string system_rules;  // the built-in rules text (core/engine/system_rules.md)
   ProjectSettingsLoader project_settings;
+  // The warm file index every session's context retrieval shares (keyed by root inside, thread-safe).
+  // Shared, because a retrieval thread may still hold it while the daemon shuts down.
+  std::shared_ptr<context::WorkspaceIndex> workspace_index;
 };
 
 struct Attachment {
@@ -147,6 +151,17 @@ class Session : public std::enable_shared_from_this<Session> {
   // Every write queued so far is durable.
   boost::asio::awaitable<support::Result<void>> flush();
 
+  // The project the session's remembered facts belong to: its workspace root.
+  const std::string& project() const noexcept { return project_; }
+  // `_agentd/context/preview`: what a turn with `input` would add to the request (pinned instructions,
+  // skills, facts, the workspace context package) and the system prompt, without calling the model.
+  boost::asio::awaitable<support::Result<support::Json>> preview_context(std::string input);
+  // The project's remembered facts (/remember, /forget, `_agentd/memory/*`). remember() refuses empty,
+  // oversized or non-UTF-8 text (invalid_argument); forget() of an unknown id is not_found.
+  boost::asio::awaitable<support::Result<memory::Fact>> remember(std::string text);
+  boost::asio::awaitable<support::Result<std::vector<memory::Fact>>> facts();
+  boost::asio::awaitable<support::Result<void>> forget(std::int64_t fact_id);
+
   // The file checkpoints of this session's turns, oldest first (_agentd/checkpoints/list).
   boost::asio::awaitable<support::Result<std::vector<CheckpointInfo>>> checkpoints();
   // Puts back the files turn `turn_id` and every later turn changed (_agentd/checkpoints/restore); the
@@ -173,14 +188,35 @@ class Session : public std::enable_shared_from_this<Session> {
 
   boost::asio::awaitable<support::Result<TurnOutcome>> run_turn(PromptInput input, std::string turn_id,
                                                                 support::CancelToken cancel, support::Span& span);
-  boost::asio::awaitable<support::Result<TurnOutcome>> run_command(const std::string& text, std::string turn_id);
+  boost::asio::awaitable<support::Result<TurnOutcome>> run_command(const std::string& text, std::string turn_id,
+                                                                   support::Span& span);
   boost::asio::awaitable<std::vector<model::ToolResultBlock>> run_tool_calls(
       const std::vector<model::ToolCallDone>& calls, const std::string& turn_id, support::CancelToken cancel,
       support::Span& span);
   boost::asio::awaitable<model::ToolResultBlock> execute_tool_call(const model::ToolCallDone& call,
                                                                    const std::string& turn_id,
                                                                    support::CancelToken cancel, support::Span& span);
-  std::string build_system_prompt() const;
+  std::string build_system_prompt(const TurnContext* context) const;
+  // Gathers the turn's context off the event loop (facts read from storage first).
+  boost::asio::awaitable<support::Result<std::shared_ptr<const TurnContext>>> gather_context(
+      std::string input, bool retrieve, support::CancelToken cancel);
+  struct CompactionOutcome {
+    bool compacted = false;
+    bool cannot_fit = false;  // no compaction can make the request fit
+    std::string message;      // for the user
+  };
+  // Summarizes older turns when the next request would pass the threshold (or always when `forced`),
+  // with one model call; stores the record and replaces the turns in history_ by the summary. Never
+  // more than once per call; errors are the model's or storage's.
+  boost::asio::awaitable<support::Result<CompactionOutcome>> compact(bool forced, std::uint64_t pinned_tokens,
+                                                                     std::uint64_t new_input_tokens,
+                                                                     const std::string& turn_id,
+                                                                     support::CancelToken cancel, support::Span& span);
+  // /skills, /memory, /remember, /forget, /compact; nullopt for other commands.
+  boost::asio::awaitable<std::optional<std::string>> run_context_command(const std::string& name,
+                                                                         const std::string& args,
+                                                                         const std::string& turn_id,
+                                                                         support::Span& span);
   std::vector<model::ToolDefinition> tool_definitions() const;
   void record_usage(const model::Usage& usage, const std::string& turn_id, support::Span& span);
 
@@ -213,6 +249,13 @@ class Session : public std::enable_shared_from_this<Session> {
   std::unique_ptr<tools::FileState> file_state_;
   std::unique_ptr<Checkpoints> checkpoints_;  // the tools' ChangeJournal; after file_state_, which it uses
   std::optional<support::Error> storage_error_;
+
+  std::string project_;  // workspace root of the cwd
+  std::shared_ptr<context::WorkspaceIndex> index_;
+  std::shared_ptr<const TurnContext> last_context_;  // of the last model turn, for /skills and /memory
+  std::string summary_text_;                         // the latest compaction's summary, rendered; empty when none
+  std::string summary_first_turn_;                   // the oldest turn it covers
+  std::uint64_t summary_turns_ = 0;
 };
 
 }  // namespace agentd::core

@@ -11,7 +11,7 @@ namespace agentd::core {
 
 namespace {
 
-constexpr std::array<SlashCommandInfo, 7> kCommands = {{
+constexpr std::array<SlashCommandInfo, 12> kCommands = {{
     {"help", "List the commands", ""},
     {"cost", "Tokens and USD for this session and the last turn", ""},
     {"model", "Show the model, or switch to another", "provider:model"},
@@ -19,6 +19,11 @@ constexpr std::array<SlashCommandInfo, 7> kCommands = {{
     {"clear", "Start a fresh context; the history stays stored", ""},
     {"permissions", "List the permission rules in force, or revoke an approval", "revoke ID"},
     {"undo", "Put back the files the last turn changed", ""},
+    {"compact", "Summarize the older turns now, to free context", ""},
+    {"memory", "Show the pinned instructions and remembered facts, and why each was used", ""},
+    {"remember", "Remember a fact for this project", "text"},
+    {"forget", "Forget a remembered fact", "ID"},
+    {"skills", "List the skills, and why each was or was not selected last turn", ""},
 }};
 
 std::string_view trim(std::string_view s) {

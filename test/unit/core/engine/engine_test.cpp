@@ -78,6 +78,16 @@ TEST(EngineEvents, EveryKindSurvivesTheLog) {
   EXPECT_FALSE(commands.commands[1].input_hint.has_value());
   EXPECT_EQ(std::get<ModeChangedEvent>(round_trip(ModeChangedEvent{"plan"})).mode, "plan");
   EXPECT_EQ(std::get<ModelChangedEvent>(round_trip(ModelChangedEvent{"openai:gpt-4.1"})).model_spec, "openai:gpt-4.1");
+  CompactionEvent compaction{"[compacted]", 7, "t_1", "t_4", 4, 90000, 12000, true};
+  auto c = std::get<CompactionEvent>(round_trip(compaction));
+  EXPECT_EQ(c.text, "[compacted]");
+  EXPECT_EQ(c.compaction_id, 7);
+  EXPECT_EQ(c.first_turn_id, "t_1");
+  EXPECT_EQ(c.last_turn_id, "t_4");
+  EXPECT_EQ(c.turns, 4U);
+  EXPECT_EQ(c.tokens_before, 90000U);
+  EXPECT_EQ(c.tokens_after, 12000U);
+  EXPECT_TRUE(c.forced);
 }
 
 TEST(EngineEvents, UnknownKindsAndBadPayloadsAreErrors) {

@@ -1,0 +1,349 @@
+// The parts of Session that shape what the model sees beyond the conversation: gathering the turn's
+// context (instructions, skills, facts, the workspace package), the remembered facts, compaction, and
+// the slash commands about them. Kept apart from session.cpp, which runs the loop.
+#include <algorithm>
+#include <charconv>
+#include <memory>
+#include <utility>
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <fmt/format.h>
+
+#include "core/engine/session.h"
+#include "core/engine/slash_commands.h"
+#include "core/memory/compaction.h"
+#include "core/model/stream_summary.h"
+#include "core/support/clock.h"
+#include "core/support/log.h"
+#include "storage/compaction_store.h"
+#include "storage/memory_store.h"
+#include "tools/search.h"
+
+namespace agentd::core {
+
+namespace asio = boost::asio;
+using support::CancelToken;
+using support::Errc;
+using support::Error;
+using support::Json;
+using support::Result;
+namespace log = support::log;
+
+namespace {
+
+memory::Fact to_fact(const storage::FactRecord& record) { return {record.id, record.text, record.created_at_ms}; }
+
+std::string clip(std::string_view text, std::size_t max) {
+  if (text.size() <= max) return std::string(text);
+  std::size_t cut = max;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0U) == 0x80U) --cut;  // a UTF-8 boundary
+  return fmt::format("{}\n[... {} more bytes]", text.substr(0, cut), text.size() - cut);
+}
+
+// A turn as the summarizer reads it. A user message's last block is what the user typed; the blocks
+// before it are the turn's gathered context, which the summary need not repeat.
+std::string transcript_text(const HistoryTurn& turn) {
+  constexpr std::size_t kMaxBlock = 4000;
+  std::string out;
+  for (const auto& message : turn.messages) {
+    if (message.role == model::Role::user) {
+      for (auto it = message.content.rbegin(); it != message.content.rend(); ++it) {
+        if (const auto* text = std::get_if<model::TextBlock>(&*it)) {
+          out += "User: " + clip(text->text, kMaxBlock) + "\n";
+          break;
+        }
+      }
+      continue;
+    }
+    for (const auto& block : message.content) {
+      if (const auto* text = std::get_if<model::TextBlock>(&block)) {
+        out += "Assistant: " + clip(text->text, kMaxBlock) + "\n";
+      } else if (const auto* call = std::get_if<model::ToolCallBlock>(&block)) {
+        out += fmt::format("Tool call {}: {}\n", call->name, clip(call->input.dump(), kMaxBlock));
+      } else if (const auto* result = std::get_if<model::ToolResultBlock>(&block)) {
+        out += fmt::format("Tool result{}: {}\n", result->is_error ? " (error)" : "", clip(result->content, kMaxBlock));
+      }
+    }
+  }
+  return out;
+}
+
+std::uint64_t turn_tokens(const HistoryTurn& turn) {
+  std::uint64_t tokens = 0;
+  for (const auto& m : turn.messages) tokens += estimate_tokens(m);
+  return tokens;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+memory::CompactionOptions compaction_options(const model::ModelConfig& model) {
+  memory::CompactionOptions options;
+  options.context_window = model.context_window;
+  // The summarization call and the answer of the next request both need room below the window.
+  options.reserve_tokens = std::max<std::uint64_t>(options.reserve_tokens, model.max_output_tokens);
+  return options;
+}
+
+}  // namespace
+
+asio::awaitable<Result<std::vector<memory::Fact>>> Session::facts() {
+  auto job = [project = project_](storage::Connection& db) -> Result<std::vector<storage::FactRecord>> {
+    return storage::MemoryStore(db).list(project);
+  };
+  auto listed = co_await engine_.store->read<std::vector<storage::FactRecord>>(std::move(job));
+  co_await asio::dispatch(strand_, asio::use_awaitable);
+  if (!listed) co_return std::move(listed).error().context("reading the remembered facts");
+  std::vector<memory::Fact> out;
+  out.reserve(listed->size());
+  for (const auto& r : *listed) out.push_back(to_fact(r));
+  co_return out;
+}
+
+asio::awaitable<Result<memory::Fact>> Session::remember(std::string text) {
+  auto normalized = memory::normalize_fact_text(text);
+  if (!normalized) co_return std::move(normalized).error();
+  storage::FactRecord record;
+  record.project = project_;
+  record.text = std::move(*normalized);
+  record.source_session_id = info_.id;
+  record.created_at_ms = support::unix_millis_now();
+  auto id = std::make_shared<std::int64_t>(0);
+  auto job = [record, id](storage::Connection& db) -> Result<void> {
+    auto added = storage::MemoryStore(db).add(record);
+    if (!added) return std::move(added).error();
+    *id = *added;
+    return support::ok();
+  };
+  auto written = co_await engine_.store->write_durable(std::move(job));
+  co_await asio::dispatch(strand_, asio::use_awaitable);
+  if (!written) co_return std::move(written).error().context("remembering the fact");
+  record.id = *id;
+  co_return to_fact(record);
+}
+
+asio::awaitable<Result<void>> Session::forget(std::int64_t fact_id) {
+  auto job = [project = project_, fact_id](storage::Connection& db) -> Result<void> {
+    return storage::MemoryStore(db).remove(project, fact_id);
+  };
+  auto removed = co_await engine_.store->write_durable(std::move(job));
+  co_await asio::dispatch(strand_, asio::use_awaitable);
+  co_return removed;
+}
+
+asio::awaitable<Result<std::shared_ptr<const TurnContext>>> Session::gather_context(std::string input, bool retrieve,
+                                                                                    CancelToken cancel) {
+  auto known = co_await facts();
+  if (!known) co_return std::move(known).error();
+  TurnContextRequest request;
+  request.cwd = info_.cwd;
+  request.additional_dirs = info_.additional_dirs;
+  request.input = std::move(input);
+  request.context_window = model_.context_window;
+  request.denied_paths = settings_.denied_paths;
+  request.facts = std::move(*known);
+  request.retrieve = retrieve;
+  for (const auto& c : slash_commands()) request.reserved_names.emplace_back(c.name);
+  auto work = [request = std::move(request), index = index_, cancel]() {
+    return std::make_shared<const TurnContext>(gather_turn_context(request, *index, cancel));
+  };
+  std::shared_ptr<const TurnContext> gathered = co_await tools::run_off_loop(std::move(work));
+  co_await asio::dispatch(strand_, asio::use_awaitable);
+  co_return gathered;
+}
+
+asio::awaitable<Result<Json>> Session::preview_context(std::string input) {
+  co_await asio::dispatch(strand_, asio::use_awaitable);
+  const CancelToken never;
+  auto gathered = co_await gather_context(std::move(input), true, never);
+  if (!gathered) co_return std::move(gathered).error();
+  Json out = turn_context_json(**gathered, build_system_prompt(gathered->get()));
+  out["sessionId"] = info_.id;
+  out["project"] = project_;
+  co_return out;
+}
+
+asio::awaitable<Result<Session::CompactionOutcome>> Session::compact(bool forced, std::uint64_t pinned_tokens,
+                                                                     std::uint64_t new_input_tokens,
+                                                                     const std::string& turn_id, CancelToken cancel,
+                                                                     support::Span& span) {
+  const memory::CompactionOptions options = compaction_options(model_);
+  memory::CompactionInput input;
+  const bool has_summary = !summary_text_.empty();
+  if (has_summary) input.turns.push_back(memory::TurnSize{"summary", estimate_tokens(summary_text_), true});
+  for (const auto& turn : history_) input.turns.push_back(memory::TurnSize{turn.turn_id, turn_tokens(turn), false});
+  input.pinned_tokens = pinned_tokens;
+  input.new_input_tokens = new_input_tokens;
+  input.forced = forced;
+  const memory::CompactionPlan plan = memory::plan_compaction(input, options);
+  CompactionOutcome outcome;
+  outcome.message = plan.message;
+  if (plan.action == memory::CompactionAction::none) co_return outcome;
+  if (plan.action == memory::CompactionAction::cannot_fit) {
+    outcome.cannot_fit = true;
+    co_return outcome;
+  }
+
+  const std::size_t offset = has_summary ? 1 : 0;
+  const std::size_t history_count = plan.summarize_count - std::min(plan.summarize_count, offset);
+  if (history_count == 0) {
+    outcome.message = "only the earlier summary is old enough to compact, and it is already a summary";
+    co_return outcome;
+  }
+  support::Span compaction = span.child("context.compact");
+  compaction.set_attribute("forced", forced);
+  compaction.set_attribute("turns", plan.summarize_count);
+  compaction.set_attribute("tokens_before", plan.tokens_before);
+  std::vector<memory::TranscriptTurn> transcript;
+  if (has_summary) transcript.push_back(memory::TranscriptTurn{summary_first_turn_, summary_text_, true});
+  for (std::size_t i = 0; i < history_count; ++i) {
+    transcript.push_back(memory::TranscriptTurn{history_[i].turn_id, transcript_text(history_[i]), false});
+  }
+  const memory::SummaryRequest summary_request = memory::build_summary_request(transcript, options);
+
+  model::ModelRequest request;
+  request.system = summary_request.system;
+  request.messages.push_back(model::Message{model::Role::user, {model::TextBlock{summary_request.user}}});
+  request.max_tokens = static_cast<std::uint32_t>(summary_request.max_output_tokens);
+  model::StreamAccumulator acc;
+  auto on_event = [&acc](const model::ModelEvent& event) { acc.add(event); };
+  if (!client_) client_ = std::make_unique<model::ModelClient>(model_, *engine_.http, engine_.model_options);
+  model::StreamResult result = co_await client_->stream(std::move(request), on_event, cancel, &compaction);
+  co_await asio::dispatch(strand_, asio::use_awaitable);
+  if (result.done && result.done->usage) record_usage(*result.done->usage, turn_id, compaction);
+  if (!result.ok) {
+    if (cancel.cancelled()) {
+      compaction.set_status(support::SpanStatus::cancelled);
+      co_return outcome;
+    }
+    const model::ModelError& error = result.error.value_or(model::ModelError{});
+    compaction.set_status(support::SpanStatus::error, error.message);
+    co_return Error(Errc::unavailable, fmt::format("the summarization call failed ({}): {}",
+                                                   model::error_kind_name(error.kind), error.message));
+  }
+  model::StreamSummary answer = std::move(acc).take();
+  auto parsed = memory::parse_summary(answer.text);
+  if (!parsed) {
+    compaction.set_status(support::SpanStatus::error, parsed.error().message());
+    co_return Error(Errc::unavailable, "the model's summary was empty; nothing was compacted");
+  }
+  for (const auto& w : parsed->warnings) log::debug("session {}: compaction summary: {}", info_.id, w);
+
+  memory::SummaryScope scope;
+  scope.first_turn_id = has_summary ? summary_first_turn_ : history_.front().turn_id;
+  scope.last_turn_id = history_[history_count - 1].turn_id;
+  scope.turn_count = history_count + (has_summary ? summary_turns_ : 0);
+  std::string rendered = memory::render_summary(parsed->summary, scope, options.summary_max_tokens);
+
+  storage::CompactionRecord record;
+  record.session_id = info_.id;
+  record.first_turn_id = scope.first_turn_id;
+  record.last_turn_id = scope.last_turn_id;
+  record.summary_json = memory::summary_to_json(parsed->summary).dump();
+  record.tokens_before = static_cast<std::int64_t>(plan.tokens_before);
+  record.tokens_after =
+      static_cast<std::int64_t>(plan.tokens_before - plan.summarized_tokens + estimate_tokens(rendered));
+  record.created_at_ms = support::unix_millis_now();
+  auto id = std::make_shared<std::int64_t>(0);
+  auto job = [record, id](storage::Connection& db) -> Result<void> {
+    auto added = storage::CompactionStore(db).add(record);
+    if (!added) return std::move(added).error();
+    *id = *added;
+    return support::ok();
+  };
+  auto written = co_await engine_.store->write_durable(std::move(job));
+  co_await asio::dispatch(strand_, asio::use_awaitable);
+  if (!written) co_return std::move(written).error().context("storing the compaction");
+
+  // Only now, with the record durable, do later requests send the summary instead of the turns.
+  history_.erase(history_.begin(), history_.begin() + static_cast<std::ptrdiff_t>(history_count));
+  summary_text_ = std::move(rendered);
+  summary_first_turn_ = scope.first_turn_id;
+  summary_turns_ = scope.turn_count;
+  compaction.set_attribute("tokens_after", record.tokens_after);
+
+  CompactionEvent event;
+  event.compaction_id = *id;
+  event.first_turn_id = scope.first_turn_id;
+  event.last_turn_id = scope.last_turn_id;
+  event.turns = scope.turn_count;
+  event.tokens_before = static_cast<std::uint64_t>(record.tokens_before);
+  event.tokens_after = static_cast<std::uint64_t>(record.tokens_after);
+  event.forced = forced;
+  event.text = fmt::format(
+      "[agentd: compacted {} earlier turn{} into a summary (about {} tokens down to {}); the original "
+      "messages stay stored. Pinned instructions and the latest turns were kept as they are.]\n",
+      scope.turn_count, scope.turn_count == 1 ? "" : "s", record.tokens_before, record.tokens_after);
+  outcome.message = event.text;
+  emit(std::move(event));
+  outcome.compacted = true;
+  co_return outcome;
+}
+
+asio::awaitable<std::optional<std::string>> Session::run_context_command(const std::string& name,
+                                                                         const std::string& args,
+                                                                         const std::string& turn_id,
+                                                                         support::Span& span) {
+  if (name == "skills") {
+    std::shared_ptr<const TurnContext> context = last_context_;
+    if (!context) {
+      const CancelToken never;
+      auto gathered = co_await gather_context(std::string(), false, never);
+      if (!gathered) co_return "Cannot list the skills: " + gathered.error().message();
+      context = *gathered;
+      co_return skills::skills_report(context->skills, nullptr);
+    }
+    co_return skills::skills_report(context->skills, &context->skill_selection);
+  }
+  if (name == "memory") {
+    const CancelToken never;
+    auto gathered = co_await gather_context(last_context_ ? last_context_->input : std::string(), false, never);
+    if (!gathered) co_return "Cannot show the memory: " + gathered.error().message();
+    const TurnContext& now = **gathered;
+    // The selection shown is the last turn's (what the model was given); the files are as they are now.
+    const memory::FactSelection& last = last_context_ ? last_context_->fact_selection : now.fact_selection;
+    std::string report = memory::memory_report(now.instructions, now.facts, last);
+    if (!summary_text_.empty()) {
+      report += fmt::format("\n\nCompaction: {} earlier turn{} (from {}) are sent as a summary.", summary_turns_,
+                            summary_turns_ == 1 ? "" : "s", summary_first_turn_);
+    }
+    co_return report;
+  }
+  if (name == "remember") {
+    if (trim(args).empty()) co_return std::string("Usage: /remember TEXT (a fact to keep for this project)");
+    auto fact = co_await remember(args);
+    if (!fact) co_return "Not remembered: " + fact.error().message();
+    co_return fmt::format("Remembered (fact {}) for {}: {}", fact->id, project_, fact->text);
+  }
+  if (name == "forget") {
+    const std::string_view digits = trim(args);
+    std::int64_t id = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), id);
+    if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size()) {
+      co_return std::string("Usage: /forget ID (the ids are in /memory)");
+    }
+    auto removed = co_await forget(id);
+    if (!removed) co_return "Cannot forget: " + removed.error().message();
+    co_return fmt::format("Fact {} forgotten.", id);
+  }
+  if (name == "compact") {
+    const CancelToken never;
+    const std::string pinned =
+        render_system_prompt(engine_.system_rules, last_context_.get(), {}, info_.cwd, info_.additional_dirs);
+    std::uint64_t tool_tokens = 0;
+    for (const auto& t : tool_definitions())
+      tool_tokens += estimate_tokens(t.name) + estimate_tokens(t.description) + estimate_tokens(t.input_schema.dump());
+    auto compacted = co_await compact(true, estimate_tokens(pinned) + tool_tokens, 0, turn_id, never, span);
+    if (!compacted) co_return "Compaction failed: " + compacted.error().message();
+    // A compaction tells the client itself (its event); otherwise say why nothing happened.
+    if (compacted->compacted) co_return std::string();
+    co_return "Nothing compacted: " + compacted->message;
+  }
+  co_return std::nullopt;
+}
+
+}  // namespace agentd::core

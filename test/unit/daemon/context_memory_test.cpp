@@ -1,0 +1,240 @@
+// What a turn adds to the request, end to end over the real binary and the mock model: pinned
+// AGENTS.md text, a selected skill, the workspace context package from a stack trace, remembered facts
+// (/remember and _agentd/memory/*), _agentd/context/preview, and /compact (summary in, pinned text kept
+// byte for byte, the session going on after it).
+#include <fstream>
+#include <string>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "core/support/json.h"
+#include "test/mock_model/mock_model_server.h"
+#include "test/support/agentd_process.h"
+#include "test/support/temp_dir.h"
+
+namespace agentd {
+namespace {
+
+using support::Json;
+using testing::request;
+
+constexpr std::string_view kAgentsMd = "# House rules\nAlways run `make check` before saying done. Tabs: never.\n";
+
+std::string reply(std::string_view name, std::string_view text) {
+  return fmt::format(R"({{"name": "{}", "response": {{"generate": {{"provider": "anthropic", "text": "{}",
+     "usage": {{"input_tokens": 100, "output_tokens": 10}}}}}}}})",
+                     name, text);
+}
+
+struct Fixture {
+  testing::TempDir dir;
+  std::unique_ptr<mock_model::MockModelServer> mock;
+  std::unique_ptr<testing::ChildProcess> agentd;
+  std::string session;
+  int next_id = 10;
+
+  explicit Fixture(const std::string& exchanges) {
+    std::filesystem::create_directories(dir.file("work/.git"));
+    std::filesystem::create_directories(dir.file("work/app"));
+    std::filesystem::create_directories(dir.file("work/.agents/skills/bugfix"));
+    std::ofstream(dir.file("work/AGENTS.md")) << kAgentsMd;
+    std::ofstream(dir.file("work/.agents/skills/bugfix/SKILL.md"))
+        << "---\nname: bugfix\ndescription: Fix a crash or traceback in the service\n---\n"
+           "1. Reproduce the traceback first.\n";
+    std::ofstream out(dir.file("work/app/pricing.py"));
+    for (int i = 1; i <= 60; ++i) {
+      if (i == 42) {
+        out << "    return price * (1 - discount_percent / 100)\n";
+      } else {
+        out << "# line " << i << "\n";
+      }
+    }
+    out.close();
+    auto script = mock_model::parse_script(*support::parse_json(R"({"exchanges": [)" + exchanges + "]}"), dir.path());
+    EXPECT_TRUE(script);
+    auto server = mock_model::MockModelServer::start(std::move(*script));
+    EXPECT_TRUE(server);
+    mock = std::move(*server);
+    agentd = testing::start_agentd_with_mock(dir, mock->url());
+    request(*agentd, 0, "initialize", R"({"protocolVersion":1,"clientCapabilities":{}})");
+    Json created = request(*agentd, 1, "session/new", R"({"cwd":")" + dir.file("work") + R"(","mcpServers":[]})");
+    session = created["result"]["sessionId"].is_string() ? created["result"]["sessionId"].as_string() : "";
+    EXPECT_FALSE(session.empty()) << created.dump();
+  }
+
+  Json prompt(const std::string& text, std::vector<Json>* updates = nullptr) {
+    Json params = Json::object();
+    params["sessionId"] = session;
+    Json block = Json::object();
+    block["type"] = "text";
+    block["text"] = text;
+    Json prompt = Json::array();
+    prompt.push_back(std::move(block));
+    params["prompt"] = std::move(prompt);
+    return request(*agentd, next_id++, "session/prompt", params.dump(), [&](const Json& m) {
+      if (updates != nullptr && m["method"].is_string() && m["method"].as_string() == "session/update") {
+        updates->push_back(m["params"]);
+      }
+    });
+  }
+
+  Json call(std::string_view method, Json params) {
+    params["sessionId"] = session;
+    return request(*agentd, next_id++, method, params.dump());
+  }
+
+  // The body agentd sent in model request `i`, as the text of its JSON.
+  std::string body(std::size_t i) {
+    auto requests = mock->requests();
+    EXPECT_GT(requests.size(), i);
+    return requests.size() > i ? requests[i]["body"].dump() : std::string();
+  }
+};
+
+std::string json_text(std::string_view raw) { return Json(std::string(raw)).dump(); }
+
+TEST(ContextAndMemory, TheRequestCarriesInstructionsSkillAndEvidence) {
+  Fixture f(reply("answer", "Fixed."));
+  Json answer = f.prompt(
+      "Fix this crash:\nTraceback (most recent call last):\n  File \"app/pricing.py\", line 42, in total\n"
+      "ZeroDivisionError: division by zero");
+  EXPECT_EQ(answer["result"]["stopReason"].as_string(), "end_turn") << answer.dump();
+  const std::string body = f.body(0);
+  // AGENTS.md verbatim (its JSON-escaped form, since the body is JSON).
+  const std::string agents = json_text(kAgentsMd);
+  EXPECT_NE(body.find(agents.substr(1, agents.size() - 2)), std::string::npos) << body;
+  EXPECT_NE(body.find("Reproduce the traceback first."), std::string::npos) << "the bugfix skill is selected";
+  EXPECT_NE(body.find("Evidence E1: app/pricing.py:"), std::string::npos) << body;
+  EXPECT_NE(body.find("discount_percent"), std::string::npos);
+
+  // The span says what was gathered.
+  Json trace = f.call("_agentd/trace/get", Json::object());
+  const Json& root = trace["result"]["spans"].as_array()[0];
+  bool found = false;
+  for (const Json& c : root["children"].as_array()) {
+    if (c["name"].as_string() != "context.retrieve") continue;
+    found = true;
+    EXPECT_EQ(c["attributes"]["instruction_files"].as_int64(), 1) << c.dump();
+    EXPECT_EQ(c["attributes"]["skills_selected"].as_int64(), 1) << c.dump();
+    EXPECT_GE(c["attributes"]["evidence"].as_int64(), 1) << c.dump();
+  }
+  EXPECT_TRUE(found) << trace.dump();
+}
+
+TEST(ContextAndMemory, PreviewShowsThePackageWithoutCallingTheModel) {
+  Fixture f("");
+  Json params = Json::object();
+  params["input"] = "ZeroDivisionError at app/pricing.py:42 in total";
+  Json preview = f.call("_agentd/context/preview", params);
+  ASSERT_TRUE(preview.contains("result")) << preview.dump();
+  const Json& r = preview["result"];
+  ASSERT_TRUE(r["context"]["evidence"].is_array()) << r.dump();
+  ASSERT_GE(r["context"]["evidence"].size(), 1U) << r.dump();
+  EXPECT_EQ(r["context"]["evidence"].as_array()[0]["path"].as_string(), "app/pricing.py");
+  EXPECT_EQ(r["instructions"].size(), 1U);
+  EXPECT_NE(r["request"]["system"].as_string().find("Always run `make check`"), std::string::npos);
+  EXPECT_TRUE(f.mock->requests().empty()) << "a preview never calls the model";
+
+  Json unknown = request(*f.agentd, 99, "_agentd/context/preview", R"({"sessionId":"s_nope","input":"x"})");
+  EXPECT_EQ(unknown["error"]["code"].as_int64(), -32002) << unknown.dump();
+  Json missing = f.call("_agentd/context/preview", Json::object());
+  EXPECT_EQ(missing["error"]["code"].as_int64(), -32602) << missing.dump();
+}
+
+TEST(ContextAndMemory, RememberedFactsAreListedSelectedAndForgotten) {
+  Fixture f(reply("first", "Noted.") + "," + reply("second", "Ok."));
+  std::vector<Json> updates;
+  f.prompt("/remember the staging database is called hydra-staging", &updates);
+  ASSERT_FALSE(updates.empty());
+  EXPECT_NE(updates.back()["update"]["content"]["text"].as_string().find("Remembered (fact"), std::string::npos);
+
+  Json added = f.call("_agentd/memory/add", [] {
+    Json p = Json::object();
+    p["text"] = "releases are cut on Tuesdays";
+    return p;
+  }());
+  ASSERT_TRUE(added.contains("result")) << added.dump();
+  const std::int64_t tuesday = added["result"]["id"].as_int64();
+  Json empty = f.call("_agentd/memory/add", [] {
+    Json p = Json::object();
+    p["text"] = "   ";
+    return p;
+  }());
+  EXPECT_TRUE(empty.contains("error")) << "empty facts are refused: " << empty.dump();
+
+  Json list = f.call("_agentd/memory/list", Json::object());
+  ASSERT_EQ(list["result"]["facts"].size(), 2U) << list.dump();
+
+  // A turn about the database gets that fact, not the release one.
+  f.prompt("which staging database should the migration use?");
+  const std::string body = f.body(0);
+  EXPECT_NE(body.find("hydra-staging"), std::string::npos) << body;
+  EXPECT_EQ(body.find("Tuesdays"), std::string::npos) << body;
+
+  Json deleted = f.call("_agentd/memory/delete", [&] {
+    Json p = Json::object();
+    p["id"] = tuesday;
+    return p;
+  }());
+  EXPECT_TRUE(deleted.contains("result")) << deleted.dump();
+  Json again = f.call("_agentd/memory/delete", [&] {
+    Json p = Json::object();
+    p["id"] = tuesday;
+    return p;
+  }());
+  EXPECT_TRUE(again.contains("error")) << again.dump();
+  EXPECT_EQ(f.call("_agentd/memory/list", Json::object())["result"]["facts"].size(), 1U);
+
+  updates.clear();
+  f.prompt("/memory", &updates);
+  ASSERT_FALSE(updates.empty());
+  const std::string report = updates.back()["update"]["content"]["text"].as_string();
+  EXPECT_NE(report.find("AGENTS.md"), std::string::npos) << report;
+  EXPECT_NE(report.find("hydra-staging"), std::string::npos) << report;
+}
+
+TEST(ContextAndMemory, CompactSummarizesOlderTurnsAndTheSessionGoesOn) {
+  constexpr std::string_view kSummary =
+      "## Goals\\n- migrate billing to cents\\n## Decisions\\n- keep floats out\\n## Files touched\\n- "
+      "app/pricing.py\\n"
+      "## Open tasks\\n- update the tests\\n## Errors seen\\n- none";
+  Fixture f(reply("t1", "One.") + "," + reply("t2", "Two.") + "," + reply("t3", "Three.") + "," +
+            reply("summary", kSummary) + "," + reply("after", "Continuing."));
+  std::vector<Json> updates;
+  // With nothing old enough to summarize, /compact says so and calls no model.
+  f.prompt("/compact", &updates);
+  ASSERT_FALSE(updates.empty());
+  EXPECT_NE(updates.back()["update"]["content"]["text"].as_string().find("Nothing compacted"), std::string::npos)
+      << updates.back().dump();
+  EXPECT_TRUE(f.mock->requests().empty());
+
+  f.prompt("first: the zebra-alpha question");
+  f.prompt("second: the zebra-beta question");
+  f.prompt("third: the zebra-gamma question");
+  updates.clear();
+  Json compacted = f.prompt("/compact", &updates);
+  EXPECT_EQ(compacted["result"]["stopReason"].as_string(), "end_turn") << compacted.dump();
+  bool marked = false;
+  for (const Json& u : updates) {
+    if (u["update"]["_meta"]["agentd"]["compaction"].is_object()) {
+      marked = true;
+      EXPECT_EQ(u["update"]["_meta"]["agentd"]["compaction"]["turns"].as_int64(), 1) << u.dump();
+    }
+  }
+  EXPECT_TRUE(marked) << "the client sees the compaction";
+  // The summarization request saw the oldest turn.
+  EXPECT_NE(f.body(3).find("zebra-alpha"), std::string::npos);
+
+  Json after = f.prompt("fourth: go on");
+  EXPECT_EQ(after["result"]["stopReason"].as_string(), "end_turn") << after.dump();
+  const std::string body = f.body(4);
+  EXPECT_EQ(body.find("zebra-alpha"), std::string::npos) << "the summarized turn is no longer sent";
+  EXPECT_NE(body.find("zebra-beta"), std::string::npos) << "the latest turns are kept";
+  EXPECT_NE(body.find("migrate billing to cents"), std::string::npos) << "the summary is sent";
+  const std::string agents = json_text(kAgentsMd);
+  EXPECT_NE(body.find(agents.substr(1, agents.size() - 2)), std::string::npos) << "pinned text byte for byte";
+}
+
+}  // namespace
+}  // namespace agentd
