@@ -292,7 +292,9 @@ asio::awaitable<std::optional<std::string>> Session::run_context_command(const s
     std::shared_ptr<const TurnContext> context = last_context_;
     if (!context) {
       const CancelToken never;
-      auto gathered = co_await gather_context(std::string(), false, never);
+      // Named, not a temporary: GCC 12 destroys class temporaries passed to a coroutine twice.
+      std::string no_input;
+      auto gathered = co_await gather_context(std::move(no_input), false, never);
       if (!gathered) co_return "Cannot list the skills: " + gathered.error().message();
       context = *gathered;
       co_return skills::skills_report(context->skills, nullptr);
@@ -301,7 +303,8 @@ asio::awaitable<std::optional<std::string>> Session::run_context_command(const s
   }
   if (name == "memory") {
     const CancelToken never;
-    auto gathered = co_await gather_context(last_context_ ? last_context_->input : std::string(), false, never);
+    std::string last_input = last_context_ ? last_context_->input : std::string();
+    auto gathered = co_await gather_context(std::move(last_input), false, never);
     if (!gathered) co_return "Cannot show the memory: " + gathered.error().message();
     const TurnContext& now = **gathered;
     // The selection shown is the last turn's (what the model was given); the files are as they are now.

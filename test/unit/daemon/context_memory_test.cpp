@@ -236,5 +236,50 @@ TEST(ContextAndMemory, CompactSummarizesOlderTurnsAndTheSessionGoesOn) {
   EXPECT_NE(body.find(agents.substr(1, agents.size() - 2)), std::string::npos) << "pinned text byte for byte";
 }
 
+TEST(ContextAndMemory, ASkillCanBeForcedAndSkillsSaysWhy) {
+  Fixture f(reply("plain", "Hello.") + "," + reply("forced", "Done."));
+  f.prompt("say hello to the team");
+  EXPECT_EQ(f.body(0).find("Reproduce the traceback first."), std::string::npos) << "not relevant, not sent";
+  std::vector<Json> updates;
+  f.prompt("/skills", &updates);
+  ASSERT_FALSE(updates.empty());
+  std::string report = updates.back()["update"]["content"]["text"].as_string();
+  EXPECT_NE(report.find("bugfix"), std::string::npos) << report;
+  EXPECT_EQ(report.find("forced with"), std::string::npos) << report;
+
+  f.prompt("/bugfix look at the deploy notes");
+  EXPECT_NE(f.body(1).find("Reproduce the traceback first."), std::string::npos) << "forced, so sent";
+  updates.clear();
+  f.prompt("/skills", &updates);
+  ASSERT_FALSE(updates.empty());
+  report = updates.back()["update"]["content"]["text"].as_string();
+  EXPECT_NE(report.find("forced with /bugfix"), std::string::npos) << report;
+}
+
+TEST(ContextAndMemory, TheSummaryOutlivesARestart) {
+  constexpr std::string_view kSummary = "## Goals\\n- rename the ledger module\\n## Open tasks\\n- fix imports";
+  Fixture f(reply("t1", "One.") + "," + reply("t2", "Two.") + "," + reply("t3", "Three.") + "," +
+            reply("summary", kSummary) + "," + reply("after", "Continuing."));
+  f.prompt("first: the yak-alpha question");
+  f.prompt("second: the yak-beta question");
+  f.prompt("third: the yak-gamma question");
+  f.prompt("/compact");
+  ASSERT_EQ(f.mock->requests().size(), 4U);
+
+  // A new process on the same database loads the session: the summary, not the turn, is sent.
+  f.agentd.reset();
+  f.agentd = testing::start_agentd_with_mock(f.dir, f.mock->url());
+  request(*f.agentd, 0, "initialize", R"({"protocolVersion":1,"clientCapabilities":{}})");
+  Json loaded =
+      request(*f.agentd, 1, "session/load",
+              R"({"sessionId":")" + f.session + R"(","cwd":")" + f.dir.file("work") + R"(","mcpServers":[]})");
+  ASSERT_TRUE(loaded.contains("result")) << loaded.dump();
+  f.prompt("fourth: go on");
+  const std::string body = f.body(4);
+  EXPECT_EQ(body.find("yak-alpha"), std::string::npos) << body;
+  EXPECT_NE(body.find("yak-beta"), std::string::npos);
+  EXPECT_NE(body.find("rename the ledger module"), std::string::npos) << body;
+}
+
 }  // namespace
 }  // namespace agentd
