@@ -304,6 +304,13 @@ struct PreviewParams {
 bool from_json(const support::JsonIn& in, PreviewParams& out) {
   return in.required("sessionId", out.session_id) && in.required("input", out.input);
 }
+struct VerifyPlanParams {
+  std::string session_id;
+  std::vector<std::string> files;
+};
+bool from_json(const support::JsonIn& in, VerifyPlanParams& out) {
+  return in.required("sessionId", out.session_id) && in.optional("files", out.files);
+}
 struct FactAddParams {
   std::string session_id;
   std::string text;
@@ -795,6 +802,13 @@ AcpServer::AcpServer(protocol::Peer& peer, core::SessionManager& sessions)
                                                 if (!session) co_return session_not_open(p.session_id);
                                                 co_return co_await session->preview_context(std::move(p.input));
                                               });
+
+  peer_.on_request_async<VerifyPlanParams, Json>("_agentd/verify/plan",
+                                                 [this](VerifyPlanParams p, Token) -> asio::awaitable<Result<Json>> {
+                                                   auto session = sessions_.find(p.session_id);
+                                                   if (!session) co_return session_not_open(p.session_id);
+                                                   co_return co_await session->verification_plan(std::move(p.files));
+                                                 });
 
   peer_.on_request_async<FactAddParams, Json>("_agentd/memory/add",
                                               [this](FactAddParams p, Token) -> asio::awaitable<Result<Json>> {

@@ -1,5 +1,7 @@
 #include "daemon/config.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -292,10 +294,27 @@ Result<void> apply_config_text(Config& config, std::string_view text, std::strin
                       "writableDirs)");
         }
       }
+    } else if (key == "verify") {
+      if (!value.is_object()) return fail(key, "expected an object (auto, rounds)");
+      for (const auto& [name, setting] : value.as_object()) {
+        const std::string field = fmt::format("verify.{}", name);
+        if (name == "auto") {
+          auto mode = setting.is_string() ? core::parse_auto_verify(setting.as_string()) : std::nullopt;
+          if (!mode) return fail(field, "expected \"off\", \"suggest\" (the default) or \"run\"");
+          config.verify.mode = *mode;
+        } else if (name == "rounds") {
+          if (!setting.is_integer() || setting.as_int64() < 0 || setting.as_int64() > 10) {
+            return fail(field, "expected a whole number of fix rounds from 0 to 10");
+          }
+          config.verify.rounds = static_cast<std::uint32_t>(setting.as_int64());
+        } else {
+          return fail(field, "unknown setting (known: auto, rounds)");
+        }
+      }
     } else if (key == "$schema" || key.starts_with("_")) {
       // comments and editor hints
     } else {
-      return fail(key, "unknown setting (known: model, models, mode, maxTurnRequests, permissions, shell)");
+      return fail(key, "unknown setting (known: model, models, mode, maxTurnRequests, permissions, shell, verify)");
     }
   }
   config.sources.emplace_back(file);
@@ -375,6 +394,20 @@ std::string default_model_spec(const model::EnvLookup& env) {
   return "anthropic:claude-sonnet-4-5";
 }
 
+tools::ShellConfig shell_config(const ShellSettings& settings) {
+  tools::ShellConfig shell;
+  if (settings.timeout_ms) shell.default_timeout = std::chrono::milliseconds(*settings.timeout_ms);
+  if (settings.max_timeout_ms) shell.max_timeout = std::chrono::milliseconds(*settings.max_timeout_ms);
+  // A default above the ceiling would make every call without a timeout fail; the ceiling gives way.
+  shell.max_timeout = std::max(shell.max_timeout, shell.default_timeout);
+  shell.sandbox.require = settings.sandbox != "off";
+  shell.sandbox.allow_unsandboxed = settings.sandbox == "fallback";
+  shell.sandbox.deny_network = !settings.network;
+  shell.sandbox.writable_dirs = settings.writable_dirs;
+  shell.env_allow = settings.env_allow;
+  return shell;
+}
+
 core::ProjectSettings project_settings(Config config, std::optional<model::ModelConfig> override_model) {
   core::ProjectSettings settings;
   settings.model_spec = config.model;
@@ -388,6 +421,8 @@ core::ProjectSettings project_settings(Config config, std::optional<model::Model
   settings.permission_rules = config.permission_rules;
   settings.headless = config.headless;
   settings.denied_paths = config.deny_paths;
+  settings.shell = shell_config(config.shell);
+  settings.verify = config.verify;
   settings.sources = config.sources;
   auto shared = std::make_shared<const Config>(std::move(config));
   settings.resolve_model =

@@ -15,10 +15,11 @@
 #include "core/engine/project_settings.h"
 #include "core/model/model_config.h"
 #include "core/support/result.h"
+#include "tools/builtin/shell.h"
 
 namespace agentd::daemon {
 
-// The shell tool's settings ("shell" in a config file). Plain values; daemon.cpp turns them into the
+// The shell tool's settings ("shell" in a config file). Plain values; shell_config() turns them into the
 // tool's ShellConfig.
 struct ShellSettings {
   std::optional<std::uint32_t> timeout_ms;      // default per call (the tool's default: 2 minutes)
@@ -43,6 +44,7 @@ struct Config {
   // permissions.denyPaths from every file: refused for every tool, beyond the built-in secrets list.
   std::vector<std::string> deny_paths;
   ShellSettings shell;
+  core::VerifySettings verify;       // "verify": {"auto": "off"|"suggest"|"run", "rounds": N}
   std::vector<std::string> sources;  // the files that were read, in order
 };
 
@@ -67,6 +69,9 @@ support::Result<core::model::ModelConfig> resolve_model(const Config& config, st
 // What a session takes from `config` (its project's layers): the model, the choices offered, the limits,
 // the permission rules and deny-paths. The resolver keeps the config alive. `override_model`, when set,
 // is what every model name resolves to (--demo's scripted server).
+// The shell and verify tools' ShellConfig from the config's `shell` settings.
+tools::ShellConfig shell_config(const ShellSettings& settings);
+
 core::ProjectSettings project_settings(Config config,
                                        std::optional<core::model::ModelConfig> override_model = std::nullopt);
 

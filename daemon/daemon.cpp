@@ -28,6 +28,7 @@
 #include "tools/builtin/builtin_tools.h"
 #include "tools/builtin/shell.h"
 #include "tools/sandbox.h"
+#include "tools/verify/verify_tool.h"
 
 namespace agentd::daemon {
 
@@ -37,20 +38,6 @@ using namespace boost::asio::experimental::awaitable_operators;
 
 namespace {
 constexpr auto kShutdownGrace = std::chrono::milliseconds(2000);
-
-tools::ShellConfig shell_config(const ShellSettings& settings) {
-  tools::ShellConfig shell;
-  if (settings.timeout_ms) shell.default_timeout = std::chrono::milliseconds(*settings.timeout_ms);
-  if (settings.max_timeout_ms) shell.max_timeout = std::chrono::milliseconds(*settings.max_timeout_ms);
-  // A default above the ceiling would make every call without a timeout fail; the ceiling gives way.
-  shell.max_timeout = std::max(shell.max_timeout, shell.default_timeout);
-  shell.sandbox.require = settings.sandbox != "off";
-  shell.sandbox.allow_unsandboxed = settings.sandbox == "fallback";
-  shell.sandbox.deny_network = !settings.network;
-  shell.sandbox.writable_dirs = settings.writable_dirs;
-  shell.env_allow = settings.env_allow;
-  return shell;
-}
 }  // namespace
 
 int run_daemon(const Options& options, int in_fd, int out_fd) {
@@ -119,7 +106,6 @@ int run_daemon(const Options& options, int in_fd, int out_fd) {
     log::error("{}", http.error().message());
     return 1;
   }
-  tools::ToolRegistry registry;
   const tools::ShellConfig shell = shell_config(config->shell);
   // Said once at startup, so a user whose kernel cannot sandbox finds out before the first command. The
   // probe forks a child, so it runs beside the event loop instead of delaying `initialize`; a shell call
@@ -138,16 +124,17 @@ int run_daemon(const Options& options, int in_fd, int out_fd) {
   } else {
     log::info("shell sandbox off (config shell.sandbox = \"off\"): commands can write anywhere this user can");
   }
-  if (auto r = tools::register_builtin_tools(registry, shell); !r) {
-    log::error("{}", r.error().message());
-    return 1;
-  }
 
   core::EngineContext engine;
   engine.executor = io.get_executor();
   engine.store = &store;
   engine.http = http->get();
-  engine.tools = &registry;
+  // Each session gets the builtin tools and `verify`, with its own project's shell settings.
+  engine.install_tools = [](tools::ToolRegistry& registry,
+                            const core::ProjectSettings& settings) -> support::Result<void> {
+    AGENTD_TRY_VOID(tools::register_builtin_tools(registry, settings.shell));
+    return registry.add(tools::verify::make_verify_tool(settings.shell));
+  };
   std::optional<core::model::ModelConfig> demo_model;
   if (demo) demo_model = config->models["anthropic:scripted-demo"];
   engine.system_rules = std::string(core::system_rules());

@@ -15,6 +15,8 @@ packages=(
   patch  # the oracle that applies edit_file's unified diffs
   # the fuzz targets (clang + libFuzzer runtime) and the format check
   clang-14 libclang-rt-14-dev clang-format-14 clang-tidy-14
+  python3-pytest  # the pytest fixture project of the verification tests
+  jq              # examples/jq
 )
 # The ACP conformance test (test/conformance) needs node and npm. Debian's nodejs and npm when they are
 # missing; a node that is already there is kept (NodeSource's nodejs bundles npm and conflicts with

@@ -128,9 +128,23 @@ std::string undo_text(const RestoreReport& report, const std::string& cwd) {
 Checkpoints::Checkpoints(EngineStore& store, std::string session_id, tools::FileState& file_state)
     : store_(store), session_id_(std::move(session_id)), file_state_(file_state) {}
 
-void Checkpoints::begin_turn(const std::string& turn_id) { tag_ = Tag{turn_id, turn_id, CheckpointKind::turn, {}}; }
+void Checkpoints::begin_turn(const std::string& turn_id) {
+  tag_ = Tag{turn_id, turn_id, CheckpointKind::turn, {}};
+  turn_changes_.clear();
+}
 
-void Checkpoints::end_turn() { tag_.reset(); }
+void Checkpoints::end_turn() {
+  tag_.reset();
+  turn_changes_.clear();
+}
+
+std::vector<std::string> Checkpoints::turn_changed_files() const {
+  std::vector<std::string> files;
+  for (const auto& [id, path] : turn_changes_) {
+    if (std::find(files.begin(), files.end(), path) == files.end()) files.push_back(path);
+  }
+  return files;
+}
 
 asio::awaitable<Result<std::int64_t>> Checkpoints::record(tools::FileChange change) {
   if (!tag_)
@@ -161,12 +175,16 @@ asio::awaitable<Result<std::int64_t>> Checkpoints::record(tools::FileChange chan
     *id = AGENTD_TRY(store.add_change(row));
     return support::ok();
   };
+  std::string path = change.path;
+  const std::string tag_id = tag_->id;
   auto written = co_await store_.write_durable(std::move(job));
   if (!written) co_return std::move(written).error().context("recording the file's pre-image for undo");
+  if (tag_ && tag_->id == tag_id) turn_changes_.emplace_back(*id, std::move(path));
   co_return *id;
 }
 
 void Checkpoints::abandon(std::int64_t id) {
+  std::erase_if(turn_changes_, [id](const auto& change) { return change.first == id; });
   store_.worker().write([id](storage::Connection& db) { return storage::CheckpointStore(db).remove_change(id); },
                         [id](const Result<void>& r) {
                           if (!r)

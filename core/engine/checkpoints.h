@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <boost/asio/awaitable.hpp>
@@ -71,6 +72,9 @@ class Checkpoints final : public tools::ChangeJournal {
   // Changes recorded from now on belong to the checkpoint of this turn, until end_turn().
   void begin_turn(const std::string& turn_id);
   void end_turn();
+  // The files changed so far in the turn being recorded (absolute, first change first, each once): what
+  // the `verify` tool checks when the model names no files.
+  std::vector<std::string> turn_changed_files() const;
 
   boost::asio::awaitable<support::Result<std::int64_t>> record(tools::FileChange change) override;
   void abandon(std::int64_t id) override;
@@ -105,7 +109,8 @@ class Checkpoints final : public tools::ChangeJournal {
   EngineStore& store_;
   std::string session_id_;
   tools::FileState& file_state_;
-  std::optional<Tag> tag_;  // whose changes are being recorded now
+  std::optional<Tag> tag_;                                          // whose changes are being recorded now
+  std::vector<std::pair<std::int64_t, std::string>> turn_changes_;  // change id, path: of tag_'s turn
 };
 
 }  // namespace agentd::core

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "core/engine/permissions.h"
 #include "core/model/model_config.h"
 #include "core/support/result.h"
+#include "tools/builtin/shell.h"
 
 namespace agentd::core {
 
@@ -20,6 +22,21 @@ using ModelResolver = std::function<support::Result<model::ModelConfig>(std::str
 
 struct EngineLimits {
   std::uint32_t max_turn_requests = 25;  // model requests per turn
+};
+
+// What the engine does when a turn edited files and ended without verifying them (config `verify.auto`).
+enum class AutoVerify {
+  off,      // nothing
+  suggest,  // the turn ends with a note naming the suggested command (for the user; no model call)
+  run,      // the engine runs the suggested verification; a failure in the changed code goes back to the
+            // model for at most `rounds` more rounds
+};
+std::string_view auto_verify_name(AutoVerify mode) noexcept;
+std::optional<AutoVerify> parse_auto_verify(std::string_view name) noexcept;
+
+struct VerifySettings {
+  AutoVerify mode = AutoVerify::suggest;
+  std::uint32_t rounds = 1;
 };
 
 struct ProjectSettings {
@@ -31,6 +48,8 @@ struct ProjectSettings {
   std::vector<PermissionRule> permission_rules;  // from the configuration files, in the order read
   Verdict headless = Verdict::deny;              // a call that would ask, when no client can be asked
   std::vector<std::string> denied_paths;         // permissions.denyPaths: refused for every tool
+  tools::ShellConfig shell;                      // the shell and verify tools' settings (config `shell`)
+  VerifySettings verify;                         // config `verify`
   std::vector<std::string> sources;              // the files that were read, in order
 };
 

@@ -10,6 +10,7 @@
 
 #include "core/engine/ids.h"
 #include "core/engine/slash_commands.h"
+#include "core/engine/verification.h"
 #include "core/memory/compaction.h"
 #include "core/model/price_table.h"
 #include "core/model/stream_summary.h"
@@ -154,6 +155,11 @@ Session::Session(EngineContext& engine, SessionInfo info, ProjectSettings settin
 }
 
 Session::~Session() = default;
+
+Result<void> Session::install_tools() {
+  if (!engine_.install_tools) return support::ok();
+  return engine_.install_tools(tools_, settings_);
+}
 
 void Session::attach(std::shared_ptr<Frontend> frontend) { frontend_ = std::move(frontend); }
 void Session::detach() { frontend_.reset(); }
@@ -401,6 +407,9 @@ asio::awaitable<Result<TurnOutcome>> Session::prompt(PromptInput input, CancelTo
   const CancelToken turn_cancel = running_->cancel->token();
   current_turn_id_ = turn_id;
   checkpoints_->begin_turn(turn_id);
+  unverified_edits_ = false;
+  verify_rounds_ = 0;
+  verify_runs_ = 0;
   turn_cost_ = CostLedger{};
   const std::int64_t turn_seq = ++turn_count_;
   const std::int64_t started = support::unix_millis_now();
@@ -459,6 +468,7 @@ asio::awaitable<Result<TurnOutcome>> Session::prompt(PromptInput input, CancelTo
     if (!is_slash_command(turn_record.input)) previous_turn_cost_ = turn_cost_;
     last_turn_id_ = turn_id;
     current_turn_id_.clear();
+    if (auto changed = checkpoints_->turn_changed_files(); !changed.empty()) last_turn_changed_ = std::move(changed);
     checkpoints_->end_turn();
     write_events();
     flushed = co_await engine_.store->barrier();
@@ -482,8 +492,7 @@ std::string Session::build_system_prompt(const TurnContext* context) const {
 
 std::vector<model::ToolDefinition> Session::tool_definitions() const {
   std::vector<model::ToolDefinition> defs;
-  if (engine_.tools == nullptr) return defs;
-  for (const tools::ToolSpec* spec : engine_.tools->specs()) {
+  for (const tools::ToolSpec* spec : tools_.specs()) {
     defs.push_back(model::ToolDefinition{spec->name, spec->description, spec->input_schema});
   }
   return defs;
@@ -628,7 +637,7 @@ asio::awaitable<Result<TurnOutcome>> Session::run_turn(PromptInput input, std::s
         if (!thought->text.empty()) emit(AgentThoughtEvent{thought->text});
       } else if (const auto* delta = std::get_if<model::ToolCallDelta>(&event)) {
         if (!delta->id.empty() && !delta->name.empty() && announced.insert(delta->id).second) {
-          auto tool = engine_.tools != nullptr ? engine_.tools->find(delta->name) : nullptr;
+          auto tool = tools_.find(delta->name);
           emit(ToolCallStartedEvent{delta->id, delta->name, delta->name,
                                     tool ? tool->spec().kind : tools::ToolKind::other});
         }
@@ -693,7 +702,16 @@ asio::awaitable<Result<TurnOutcome>> Session::run_turn(PromptInput input, std::s
     if (stop == model::StopReason::max_tokens) co_return TurnOutcome{StopReason::max_tokens, {}};
     if (stop == model::StopReason::refusal) co_return TurnOutcome{StopReason::refusal, {}};
     if (stop == model::StopReason::pause_turn) continue;  // the provider paused a long turn: resume it
-    if (summary.tool_calls.empty()) co_return TurnOutcome{StopReason::end_turn, {}};
+    if (summary.tool_calls.empty()) {
+      // The model is done. Edited files nobody verified get verify.auto's treatment; a failure in the
+      // changed code goes back to the model for another round.
+      auto feedback = co_await auto_verify(turn_id, cancel, span);
+      if (cancel.cancelled()) co_return TurnOutcome{StopReason::cancelled, {}};
+      if (!feedback) co_return TurnOutcome{StopReason::end_turn, {}};
+      persist_message(*feedback, turn_id);
+      current.messages.push_back(std::move(*feedback));
+      continue;
+    }
 
     auto results = co_await run_tool_calls(summary.tool_calls, turn_id, cancel, span);
     model::Message tool_message{model::Role::tool, {}};
@@ -710,7 +728,7 @@ asio::awaitable<std::vector<model::ToolResultBlock>> Session::run_tool_calls(
   std::vector<model::ToolResultBlock> results(calls.size());
   // Read-only calls next to each other run in parallel; a mutating call runs alone, in order.
   auto mutating = [&](const model::ToolCallDone& call) {
-    auto tool = engine_.tools != nullptr ? engine_.tools->find(call.name) : nullptr;
+    auto tool = tools_.find(call.name);
     if (!tool || !call.input.is_object()) return false;
     tools::ToolContext probe;
     probe.cwd = info_.cwd;
@@ -748,7 +766,7 @@ asio::awaitable<std::vector<model::ToolResultBlock>> Session::run_tool_calls(
 
 asio::awaitable<model::ToolResultBlock> Session::execute_tool_call(const model::ToolCallDone& call,
                                                                    const std::string& turn_id, CancelToken cancel,
-                                                                   support::Span& span) {
+                                                                   support::Span& span, tools::ToolResult* full) {
   (void)turn_id;
   support::Span tool_span = span.child("tool." + call.name);
   tool_span.set_attribute("tool_call_id", call.id);
@@ -774,12 +792,10 @@ asio::awaitable<model::ToolResultBlock> Session::execute_tool_call(const model::
     return model::ToolResultBlock{call.id, r.content, !r.ok};
   };
 
-  auto tool = engine_.tools != nullptr ? engine_.tools->find(call.name) : nullptr;
+  auto tool = tools_.find(call.name);
   if (!tool) {
     std::string valid;
-    if (engine_.tools != nullptr) {
-      for (const auto& n : engine_.tools->names()) valid += (valid.empty() ? "" : ", ") + n;
-    }
+    for (const auto& n : tools_.names()) valid += (valid.empty() ? "" : ", ") + n;
     co_return finish(tools::ToolResult::failure(fmt::format(
         "there is no tool named \"{}\"; the tools you can call are: {}", call.name, valid.empty() ? "(none)" : valid)));
   }
@@ -804,6 +820,7 @@ asio::awaitable<model::ToolResultBlock> Session::execute_tool_call(const model::
   context.file_state = file_state_.get();
   context.journal = checkpoints_.get();
   context.denied_paths = &settings_.denied_paths;
+  context.changed_files = checkpoints_->turn_changed_files();
 
   // Live output (shell): the client sees the end of what the call printed so far, refreshed at most every
   // 100 ms; the finished call's result replaces it. Posted to the strand, so it may come from anywhere.
@@ -926,6 +943,10 @@ asio::awaitable<model::ToolResultBlock> Session::execute_tool_call(const model::
     co_return finish(tools::ToolResult::failure(
         fmt::format("{} failed: {} (an internal error; try another way)", call.name, ran.error().message())));
   }
+  // What the turn still owes: files changed since the last verification.
+  if (!ran->diffs.empty()) unverified_edits_ = true;
+  if (is_verification_call(call.name, input, nullptr)) unverified_edits_ = false;
+  if (full != nullptr) *full = *ran;
   co_return finish(*ran);
 }
 

@@ -44,13 +44,17 @@ namespace agentd::core {
 enum class StopReason { end_turn, max_tokens, max_turn_requests, refusal, cancelled };
 std::string_view stop_reason_id(StopReason reason) noexcept;
 
-// What every session shares: the executor, storage, the HTTP client, the tools, and where each session's
-// project settings come from.
+// Fills a session's tool registry from its project's settings (the shell configuration differs per
+// project). The daemon decides which tools exist; the engine only asks.
+using ToolInstaller = std::function<support::Result<void>(tools::ToolRegistry&, const ProjectSettings&)>;
+
+// What every session shares: the executor, storage, the HTTP client, how tools are installed, and where
+// each session's project settings come from.
 struct EngineContext {
   boost::asio::any_io_executor executor;
   EngineStore* store = nullptr;
   model::HttpClient* http = nullptr;
-  tools::ToolRegistry* tools = nullptr;
+  ToolInstaller install_tools;
   model::ModelClientOptions model_options;
   std::string system_rules;  // the built-in rules text (core/engine/system_rules.md)
   ProjectSettingsLoader project_settings;
@@ -132,6 +136,15 @@ class Session : public std::enable_shared_from_this<Session> {
   boost::asio::awaitable<support::Result<void>> set_mode(PermissionMode mode);
   boost::asio::awaitable<support::Result<void>> set_model(std::string spec);
 
+  // Fills this session's tool registry (EngineContext::install_tools with its project's settings). Called
+  // once, right after construction, by the SessionManager.
+  support::Result<void> install_tools();
+  const tools::ToolRegistry& tools() const noexcept { return tools_; }
+
+  // `_agentd/verify/plan`: the project's verification commands and the one agentd would run for
+  // `files` (absolute or relative to the cwd; default: the files the session's last turn changed).
+  boost::asio::awaitable<support::Result<support::Json>> verification_plan(std::vector<std::string> files);
+
   // Announces the slash commands (available_commands_update).
   void announce_commands();
 
@@ -193,9 +206,16 @@ class Session : public std::enable_shared_from_this<Session> {
   boost::asio::awaitable<std::vector<model::ToolResultBlock>> run_tool_calls(
       const std::vector<model::ToolCallDone>& calls, const std::string& turn_id, support::CancelToken cancel,
       support::Span& span);
+  // `full`, when given, receives the whole ToolResult (metadata included) of a call that ran.
   boost::asio::awaitable<model::ToolResultBlock> execute_tool_call(const model::ToolCallDone& call,
                                                                    const std::string& turn_id,
-                                                                   support::CancelToken cancel, support::Span& span);
+                                                                   support::CancelToken cancel, support::Span& span,
+                                                                   tools::ToolResult* full = nullptr);
+  // At the end of a turn that edited files and did not verify them (verify.auto): a note with the
+  // suggested command, or the verification run as a tool call. Returns the message to send back to the
+  // model when the run failed in the changed code and fix rounds remain; nullopt ends the turn.
+  boost::asio::awaitable<std::optional<model::Message>> auto_verify(const std::string& turn_id,
+                                                                    support::CancelToken cancel, support::Span& span);
   std::string build_system_prompt(const TurnContext* context) const;
   // Gathers the turn's context off the event loop (facts read from storage first).
   boost::asio::awaitable<support::Result<std::shared_ptr<const TurnContext>>> gather_context(
@@ -222,6 +242,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   EngineContext& engine_;
   const ProjectSettings settings_;
+  tools::ToolRegistry tools_;  // this session's: builtin tools with its project's settings, then MCP tools
   boost::asio::strand<boost::asio::any_io_executor> strand_;
   SessionInfo info_;
   model::ModelConfig model_;
@@ -243,6 +264,12 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<RunningTurn> running_;
   std::string last_turn_id_;
   std::string current_turn_id_;
+  // Verification bookkeeping of the running turn: did it change files since the last verification, and
+  // how many auto-verify fix rounds it used. Reset when a turn starts.
+  bool unverified_edits_ = false;
+  std::uint32_t verify_rounds_ = 0;
+  std::uint32_t verify_runs_ = 0;
+  std::vector<std::string> last_turn_changed_;  // of the last turn that changed files (verify plan)
   CostLedger session_cost_;
   CostLedger turn_cost_;           // the turn running now
   CostLedger previous_turn_cost_;  // the last turn that called the model, for /cost

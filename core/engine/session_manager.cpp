@@ -103,6 +103,7 @@ asio::awaitable<Result<std::shared_ptr<Session>>> SessionManager::create(NewSess
   std::string spec = settings->model_spec;
   auto session =
       std::make_shared<Session>(engine_, std::move(info), std::move(*settings), std::move(*model), std::move(spec));
+  if (auto installed = session->install_tools(); !installed) co_return std::move(installed).error();
   if (auto loaded = co_await session->load_permissions(); !loaded) co_return std::move(loaded).error();
   sessions_[record.id] = session;
   log::info("session {} created in {}", record.id, record.cwd);
@@ -141,6 +142,7 @@ asio::awaitable<Result<std::shared_ptr<Session>>> SessionManager::load(std::stri
   }
   auto session = std::make_shared<Session>(engine_, info_from_record(**record, metadata), std::move(*settings),
                                            std::move(*model), spec);
+  if (auto installed = session->install_tools(); !installed) co_return std::move(installed).error();
   if (metadata["mode"].is_string()) {
     if (auto mode = parse_permission_mode(metadata["mode"].as_string())) session->restore_mode(*mode);
   }

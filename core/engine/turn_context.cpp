@@ -63,6 +63,11 @@ TurnContext gather_turn_context(const TurnContextRequest& request, context::Work
   out.facts_text = memory::render_facts(out.facts, out.fact_selection);
   out.facts_ms = ms_since(start);
 
+  start = Clock::now();
+  out.verification = plan_verification(request.cwd, {});
+  out.verification_text = render_verification_context(out.verification);
+  out.verification_ms = ms_since(start);
+
   if (!request.retrieve) return out;
   start = Clock::now();
   context::ContextRequest retrieval;
@@ -98,6 +103,10 @@ std::string render_system_prompt(std::string_view rules, const TurnContext* cont
     system += "\n";
     system += context->instructions_text;
   }
+  if (context != nullptr && !context->verification_text.empty()) {
+    system += "\n# Verification\n";
+    system += context->verification_text;
+  }
   if (!summary.empty()) {
     system += "\n";
     system += summary;
@@ -132,6 +141,7 @@ support::Json turn_context_json(const TurnContext& context, std::string_view sys
     instructions.push_back(std::move(f));
   }
   out["instructions"] = std::move(instructions);
+  out["verification"] = to_json(context.verification);
 
   Json skills = Json::array();
   for (const auto& d : context.skill_selection.decisions) {
@@ -168,6 +178,7 @@ support::Json turn_context_json(const TurnContext& context, std::string_view sys
   timings["skillsMs"] = context.skills_ms;
   timings["factsMs"] = context.facts_ms;
   timings["retrieveMs"] = context.retrieve_ms;
+  timings["verificationMs"] = context.verification_ms;
   out["timings"] = std::move(timings);
   return out;
 }

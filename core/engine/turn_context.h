@@ -12,6 +12,7 @@
 
 #include "core/context/context_package.h"
 #include "core/context/workspace_index.h"
+#include "core/engine/verification.h"
 #include "core/memory/facts.h"
 #include "core/memory/instructions.h"
 #include "core/skills/skills.h"
@@ -43,11 +44,16 @@ struct TurnContext {
   std::string facts_text;
   std::optional<context::ContextPackage> package;
   std::string retrieval_note;  // why there is no package (an error, cancelled), else empty
-  std::string input;           // the user's text with a forcing `/<skill>` taken off
+  // How the project verifies itself (discovered commands, the default suggestion), and its text in the
+  // system prompt: stable while the manifests are, so it does not break the provider's cache.
+  VerificationPlan verification;
+  std::string verification_text;
+  std::string input;  // the user's text with a forcing `/<skill>` taken off
   double instructions_ms = 0;
   double skills_ms = 0;
   double facts_ms = 0;
   double retrieve_ms = 0;
+  double verification_ms = 0;
 };
 
 // The workspace root of a cwd (the nearest ancestor with .git, else the cwd): the project whose facts
@@ -60,7 +66,8 @@ std::string workspace_root_of(const std::string& cwd);
 TurnContext gather_turn_context(const TurnContextRequest& request, context::WorkspaceIndex& index,
                                 const support::CancelToken& cancel);
 
-// The system prompt: the built-in rules, the pinned instructions, then the summary of compacted turns
+// The system prompt: the built-in rules, the pinned instructions, the project's verification commands,
+// then the summary of compacted turns
 // (empty when none). The stable prefix of every request of a session (the provider caches it).
 std::string render_system_prompt(std::string_view rules, const TurnContext* context, std::string_view summary,
                                  const std::string& cwd, const std::vector<std::string>& additional_dirs);

@@ -92,4 +92,14 @@ WalkOptions walk_options(const PathGuard& guard, const std::filesystem::path& ro
   return options;
 }
 
+std::string SingleFileTool::title(const support::Json& input, const ToolContext& context) const {
+  return verb_ + " " + lexical_display(string_field(input, "path"), context.cwd);
+}
+
+std::vector<std::string> SingleFileTool::locations(const support::Json& input, const ToolContext& context) const {
+  auto resolved = PathGuard(context).resolve(string_field(input, "path"), access_);
+  if (!resolved) return {};
+  return {resolved->absolute.string()};
+}
+
 }  // namespace agentd::tools::builtin

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/support/json.h"
@@ -34,10 +35,6 @@ std::size_t count_lines(std::string_view text);
 // Walk options for walking `root` (resolved by `guard`): the guard's configured deny-paths apply to what
 // the walk finds, as they do to paths the model names.
 WalkOptions walk_options(const PathGuard& guard, const std::filesystem::path& root);
-
-// Walk options for walking `root` (resolved by `guard`): the guard's configured deny-paths apply to what
-// the walk finds, as they do to paths the model names.
-WalkOptions walk_options(const PathGuard& guard, const std::filesystem::path& root);
 // The lines of `text` without their '\n' (a '\r' before it stays: the file really has it).
 std::vector<std::string_view> split_lines(std::string_view text);
 // Lines that differ between two texts, after the common leading and trailing lines are set aside: the
@@ -45,5 +42,23 @@ std::vector<std::string_view> split_lines(std::string_view text);
 std::size_t changed_lines(std::string_view before, std::string_view after);
 // `text` cut to at most `max_bytes` without splitting a UTF-8 sequence.
 std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes);
+
+// A tool whose input names one file in `path` (read_file, edit_file, write_file): the client sees
+// "<verb> <path>" as its title and the resolved path as its location before it runs.
+class SingleFileTool : public Tool {
+ public:
+  const ToolSpec& spec() const override { return spec_; }
+  std::string title(const support::Json& input, const ToolContext& context) const override;
+  std::vector<std::string> locations(const support::Json& input, const ToolContext& context) const override;
+
+ protected:
+  SingleFileTool(ToolSpec spec, std::string verb, PathAccess access)
+      : spec_(std::move(spec)), verb_(std::move(verb)), access_(access) {}
+  ToolSpec spec_;
+
+ private:
+  std::string verb_;
+  PathAccess access_;
+};
 
 }  // namespace agentd::tools::builtin

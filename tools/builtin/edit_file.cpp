@@ -54,31 +54,23 @@ Json verification(bool read_back, bool expected_text_found) {
   return out;
 }
 
-class EditFileTool final : public Tool {
+class EditFileTool final : public SingleFileTool {
  public:
-  EditFileTool() {
-    spec_.name = "edit_file";
-    spec_.description =
+  EditFileTool() : SingleFileTool(make_spec(), "Edit", PathAccess::write) {}
+
+  static ToolSpec make_spec() {
+    ToolSpec spec;
+    spec.name = "edit_file";
+    spec.description =
         "Replace text in an existing file. old_string must occur exactly once in the file: copy it exactly, "
         "with its indentation and enough surrounding lines to be unique, and without read_file's line numbers. "
         "Set replace_all to replace every occurrence (to rename something, say). You must have read the file "
         "with read_file in this session, and it must not have changed since. Line endings and encoding are "
         "kept. To create a file, use write_file.";
-    spec_.input_schema = support::parse_json(kSchema).value();
-    spec_.kind = ToolKind::edit;
-    spec_.base_risk = Risk::write;
-  }
-
-  const ToolSpec& spec() const override { return spec_; }
-
-  std::string title(const Json& input, const ToolContext& context) const override {
-    return "Edit " + lexical_display(string_field(input, "path"), context.cwd);
-  }
-
-  std::vector<std::string> locations(const Json& input, const ToolContext& context) const override {
-    auto resolved = PathGuard(context).resolve(string_field(input, "path"), PathAccess::write);
-    if (!resolved) return {};
-    return {resolved->absolute.string()};
+    spec.input_schema = support::parse_json(kSchema).value();
+    spec.kind = ToolKind::edit;
+    spec.base_risk = Risk::write;
+    return spec;
   }
 
   boost::asio::awaitable<support::Result<ToolResult>> run(Json input, ToolContext& context) override {
@@ -232,8 +224,6 @@ class EditFileTool final : public Tool {
     result.metadata.set("candidates", std::move(candidates));
     return result;
   }
-
-  ToolSpec spec_;
 };
 
 }  // namespace

@@ -76,30 +76,22 @@ Page format_page(std::string_view content, std::size_t offset, std::size_t limit
   return page;
 }
 
-class ReadFileTool final : public Tool {
+class ReadFileTool final : public SingleFileTool {
  public:
-  ReadFileTool() {
-    spec_.name = "read_file";
-    spec_.description = fmt::format(
+  ReadFileTool() : SingleFileTool(make_spec(), "Read", PathAccess::read) {}
+
+  static ToolSpec make_spec() {
+    ToolSpec spec;
+    spec.name = "read_file";
+    spec.description = fmt::format(
         "Read a text file. Lines come numbered like `cat -n` (line number, tab, text); the numbers are not "
         "part of the file. Shows at most {} lines or {} KiB per call: pass offset (1-based line) and limit to "
         "read a long file in parts. Binary files are refused. Read a file before you overwrite it.",
         kReadFileMaxLines, kReadFileMaxBytes >> 10);
-    spec_.input_schema = support::parse_json(kSchema).value();
-    spec_.kind = ToolKind::read;
-    spec_.base_risk = Risk::read;
-  }
-
-  const ToolSpec& spec() const override { return spec_; }
-
-  std::string title(const Json& input, const ToolContext& context) const override {
-    return "Read " + lexical_display(string_field(input, "path"), context.cwd);
-  }
-
-  std::vector<std::string> locations(const Json& input, const ToolContext& context) const override {
-    auto resolved = PathGuard(context).resolve(string_field(input, "path"), PathAccess::read);
-    if (!resolved) return {};
-    return {resolved->absolute.string()};
+    spec.input_schema = support::parse_json(kSchema).value();
+    spec.kind = ToolKind::read;
+    spec.base_risk = Risk::read;
+    return spec;
   }
 
   boost::asio::awaitable<support::Result<ToolResult>> run(Json input, ToolContext& context) override {
@@ -181,9 +173,6 @@ class ReadFileTool final : public Tool {
     }
     co_return result;
   }
-
- private:
-  ToolSpec spec_;
 };
 
 }  // namespace

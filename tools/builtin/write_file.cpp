@@ -46,29 +46,21 @@ struct PreImage {
 
 std::string lines_phrase(std::size_t n) { return fmt::format("{} line{}", n, n == 1 ? "" : "s"); }
 
-class WriteFileTool final : public Tool {
+class WriteFileTool final : public SingleFileTool {
  public:
-  WriteFileTool() {
-    spec_.name = "write_file";
-    spec_.description =
+  WriteFileTool() : SingleFileTool(make_spec(), "Write", PathAccess::write) {}
+
+  static ToolSpec make_spec() {
+    ToolSpec spec;
+    spec.name = "write_file";
+    spec.description =
         "Create a file, or replace the whole content of one (missing parent directories are created). To "
         "replace an existing file you must have read it with read_file in this session, and it must not have "
         "changed since.";
-    spec_.input_schema = support::parse_json(kSchema).value();
-    spec_.kind = ToolKind::edit;
-    spec_.base_risk = Risk::write;
-  }
-
-  const ToolSpec& spec() const override { return spec_; }
-
-  std::string title(const Json& input, const ToolContext& context) const override {
-    return "Write " + lexical_display(string_field(input, "path"), context.cwd);
-  }
-
-  std::vector<std::string> locations(const Json& input, const ToolContext& context) const override {
-    auto resolved = PathGuard(context).resolve(string_field(input, "path"), PathAccess::write);
-    if (!resolved) return {};
-    return {resolved->absolute.string()};
+    spec.input_schema = support::parse_json(kSchema).value();
+    spec.kind = ToolKind::edit;
+    spec.base_risk = Risk::write;
+    return spec;
   }
 
   boost::asio::awaitable<support::Result<ToolResult>> run(Json input, ToolContext& context) override {
@@ -238,8 +230,6 @@ class WriteFileTool final : public Tool {
   static std::string display_parent(const fs::path& path, const ToolContext& context) {
     return PathGuard(context).display(path.parent_path());
   }
-
-  ToolSpec spec_;
 };
 
 }  // namespace

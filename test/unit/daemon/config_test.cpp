@@ -139,6 +139,39 @@ TEST(Config, ShellSettings) {
   EXPECT_FALSE(apply_config_text(config, R"({"shell": {"colour": true}})", "c.json"));
 }
 
+TEST(Config, ShellSettingsBecomeTheProjectsShellConfig) {
+  Config config;
+  ASSERT_TRUE(apply_config_text(
+      config, R"({"shell": {"timeoutMs": 900000, "sandbox": "off", "network": "deny", "envAllow": ["NPM_TOKEN"]}})",
+      "c.json"));
+  const core::ProjectSettings settings = project_settings(config, std::nullopt);
+  EXPECT_EQ(settings.shell.default_timeout, std::chrono::milliseconds(900000));
+  // The default is above the built-in ceiling (10 minutes): the ceiling gives way.
+  EXPECT_EQ(settings.shell.max_timeout, std::chrono::milliseconds(900000));
+  EXPECT_FALSE(settings.shell.sandbox.require);
+  EXPECT_TRUE(settings.shell.sandbox.deny_network);
+  EXPECT_EQ(settings.shell.env_allow, std::vector<std::string>{"NPM_TOKEN"});
+}
+
+TEST(Config, VerifySettings) {
+  Config config;
+  EXPECT_EQ(config.verify.mode, core::AutoVerify::suggest);
+  EXPECT_EQ(config.verify.rounds, 1U);
+  ASSERT_TRUE(apply_config_text(config, R"({"verify": {"auto": "run", "rounds": 3}})", "c.json"));
+  EXPECT_EQ(config.verify.mode, core::AutoVerify::run);
+  EXPECT_EQ(config.verify.rounds, 3U);
+  EXPECT_EQ(project_settings(config, std::nullopt).verify.rounds, 3U);
+  ASSERT_TRUE(apply_config_text(config, R"({"verify": {"auto": "off", "rounds": 0}})", "c.json"));
+  EXPECT_EQ(config.verify.mode, core::AutoVerify::off);
+  auto bad = apply_config_text(config, "{\"verify\": {\n \"auto\": \"always\"}}", "c.json");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message().find("c.json:2: config.verify.auto"), std::string::npos) << bad.error().message();
+  EXPECT_FALSE(apply_config_text(config, R"({"verify": {"rounds": 11}})", "c.json"));
+  EXPECT_FALSE(apply_config_text(config, R"({"verify": {"rounds": -1}})", "c.json"));
+  EXPECT_FALSE(apply_config_text(config, R"({"verify": {"when": "always"}})", "c.json"));
+  EXPECT_FALSE(apply_config_text(config, R"({"verify": "run"})", "c.json"));
+}
+
 TEST(Config, DefaultModelFollowsTheKeysThatAreSet) {
   EXPECT_EQ(default_model_spec(env_of({})), "anthropic:claude-sonnet-4-5");
   EXPECT_EQ(default_model_spec(env_of({{"OPENAI_API_KEY", "k"}})), "openai:gpt-4.1");

@@ -2,16 +2,14 @@
 // AGENTS.md text, a selected skill, the workspace context package from a stack trace, remembered facts
 // (/remember and _agentd/memory/*), _agentd/context/preview, and /compact (summary in, pinned text kept
 // byte for byte, the session going on after it).
+#include <filesystem>
 #include <fstream>
 #include <string>
 
-#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "core/support/json.h"
-#include "test/mock_model/mock_model_server.h"
-#include "test/support/agentd_process.h"
-#include "test/support/temp_dir.h"
+#include "test/support/session_fixture.h"
 
 namespace agentd {
 namespace {
@@ -21,75 +19,29 @@ using testing::request;
 
 constexpr std::string_view kAgentsMd = "# House rules\nAlways run `make check` before saying done. Tabs: never.\n";
 
-std::string reply(std::string_view name, std::string_view text) {
-  return fmt::format(R"({{"name": "{}", "response": {{"generate": {{"provider": "anthropic", "text": "{}",
-     "usage": {{"input_tokens": 100, "output_tokens": 10}}}}}}}})",
-                     name, text);
+std::string reply(std::string_view name, std::string_view text) { return testing::text_reply(name, text); }
+
+// A project with AGENTS.md, a bugfix skill and app/pricing.py (line 42 divides by a percentage).
+void prepare_project(const std::filesystem::path& work) {
+  std::filesystem::create_directories(work / ".git");
+  std::filesystem::create_directories(work / "app");
+  std::filesystem::create_directories(work / ".agents/skills/bugfix");
+  std::ofstream(work / "AGENTS.md") << kAgentsMd;
+  std::ofstream(work / ".agents/skills/bugfix/SKILL.md")
+      << "---\nname: bugfix\ndescription: Fix a crash or traceback in the service\n---\n"
+         "1. Reproduce the traceback first.\n";
+  std::ofstream out(work / "app/pricing.py");
+  for (int i = 1; i <= 60; ++i) {
+    if (i == 42) {
+      out << "    return price * (1 - discount_percent / 100)\n";
+    } else {
+      out << "# line " << i << "\n";
+    }
+  }
 }
 
-struct Fixture {
-  testing::TempDir dir;
-  std::unique_ptr<mock_model::MockModelServer> mock;
-  std::unique_ptr<testing::ChildProcess> agentd;
-  std::string session;
-  int next_id = 10;
-
-  explicit Fixture(const std::string& exchanges) {
-    std::filesystem::create_directories(dir.file("work/.git"));
-    std::filesystem::create_directories(dir.file("work/app"));
-    std::filesystem::create_directories(dir.file("work/.agents/skills/bugfix"));
-    std::ofstream(dir.file("work/AGENTS.md")) << kAgentsMd;
-    std::ofstream(dir.file("work/.agents/skills/bugfix/SKILL.md"))
-        << "---\nname: bugfix\ndescription: Fix a crash or traceback in the service\n---\n"
-           "1. Reproduce the traceback first.\n";
-    std::ofstream out(dir.file("work/app/pricing.py"));
-    for (int i = 1; i <= 60; ++i) {
-      if (i == 42) {
-        out << "    return price * (1 - discount_percent / 100)\n";
-      } else {
-        out << "# line " << i << "\n";
-      }
-    }
-    out.close();
-    auto script = mock_model::parse_script(*support::parse_json(R"({"exchanges": [)" + exchanges + "]}"), dir.path());
-    EXPECT_TRUE(script);
-    auto server = mock_model::MockModelServer::start(std::move(*script));
-    EXPECT_TRUE(server);
-    mock = std::move(*server);
-    agentd = testing::start_agentd_with_mock(dir, mock->url());
-    request(*agentd, 0, "initialize", R"({"protocolVersion":1,"clientCapabilities":{}})");
-    Json created = request(*agentd, 1, "session/new", R"({"cwd":")" + dir.file("work") + R"(","mcpServers":[]})");
-    session = created["result"]["sessionId"].is_string() ? created["result"]["sessionId"].as_string() : "";
-    EXPECT_FALSE(session.empty()) << created.dump();
-  }
-
-  Json prompt(const std::string& text, std::vector<Json>* updates = nullptr) {
-    Json params = Json::object();
-    params["sessionId"] = session;
-    Json block = Json::object();
-    block["type"] = "text";
-    block["text"] = text;
-    Json prompt = Json::array();
-    prompt.push_back(std::move(block));
-    params["prompt"] = std::move(prompt);
-    return request(*agentd, next_id++, "session/prompt", params.dump(), [&](const Json& m) {
-      if (updates != nullptr && m["method"].is_string() && m["method"].as_string() == "session/update") {
-        updates->push_back(m["params"]);
-      }
-    });
-  }
-
-  Json call(std::string_view method, Json params) {
-    params["sessionId"] = session;
-    return request(*agentd, next_id++, method, params.dump());
-  }
-
-  // The body agentd sent in model request `i`, as the text of its JSON.
-  std::string body(std::size_t i) {
-    auto requests = mock->requests();
-    EXPECT_GT(requests.size(), i);
-    return requests.size() > i ? requests[i]["body"].dump() : std::string();
-  }
+struct Fixture : testing::SessionFixture {
+  explicit Fixture(const std::string& exchanges) : SessionFixture(exchanges, prepare_project) {}
 };
 
 std::string json_text(std::string_view raw) { return Json(std::string(raw)).dump(); }
@@ -196,9 +148,9 @@ TEST(ContextAndMemory, RememberedFactsAreListedSelectedAndForgotten) {
 
 TEST(ContextAndMemory, CompactSummarizesOlderTurnsAndTheSessionGoesOn) {
   constexpr std::string_view kSummary =
-      "## Goals\\n- migrate billing to cents\\n## Decisions\\n- keep floats out\\n## Files touched\\n- "
-      "app/pricing.py\\n"
-      "## Open tasks\\n- update the tests\\n## Errors seen\\n- none";
+      "## Goals\n- migrate billing to cents\n## Decisions\n- keep floats out\n## Files touched\n- "
+      "app/pricing.py\n"
+      "## Open tasks\n- update the tests\n## Errors seen\n- none";
   Fixture f(reply("t1", "One.") + "," + reply("t2", "Two.") + "," + reply("t3", "Three.") + "," +
             reply("summary", kSummary) + "," + reply("after", "Continuing."));
   std::vector<Json> updates;
@@ -257,7 +209,7 @@ TEST(ContextAndMemory, ASkillCanBeForcedAndSkillsSaysWhy) {
 }
 
 TEST(ContextAndMemory, TheSummaryOutlivesARestart) {
-  constexpr std::string_view kSummary = "## Goals\\n- rename the ledger module\\n## Open tasks\\n- fix imports";
+  constexpr std::string_view kSummary = "## Goals\n- rename the ledger module\n## Open tasks\n- fix imports";
   Fixture f(reply("t1", "One.") + "," + reply("t2", "Two.") + "," + reply("t3", "Three.") + "," +
             reply("summary", kSummary) + "," + reply("after", "Continuing."));
   f.prompt("first: the yak-alpha question");

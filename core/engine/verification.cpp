@@ -1,0 +1,155 @@
+#include "core/engine/verification.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "core/engine/project_settings.h"
+
+namespace agentd::core {
+
+namespace fs = std::filesystem;
+using support::Json;
+namespace verify = tools::verify;
+
+std::string_view auto_verify_name(AutoVerify mode) noexcept {
+  switch (mode) {
+    case AutoVerify::off: return "off";
+    case AutoVerify::suggest: return "suggest";
+    case AutoVerify::run: return "run";
+  }
+  return "suggest";
+}
+
+std::optional<AutoVerify> parse_auto_verify(std::string_view name) noexcept {
+  if (name == "off") return AutoVerify::off;
+  if (name == "suggest") return AutoVerify::suggest;
+  if (name == "run") return AutoVerify::run;
+  return std::nullopt;
+}
+
+VerificationPlan plan_verification(const std::string& workspace, std::vector<std::string> files) {
+  VerificationPlan plan;
+  plan.discovery = verify::discover_verification(workspace);
+  plan.files = std::move(files);
+  plan.suggestion = verify::suggest_verification(plan.discovery, plan.files);
+  return plan;
+}
+
+Json to_json(const VerificationPlan& plan) {
+  Json out = verify::to_json(plan.discovery);
+  Json files = Json::array();
+  for (const auto& f : plan.files) files.push_back(f);
+  out["files"] = std::move(files);
+  out["suggested"] = plan.suggestion ? verify::to_json(*plan.suggestion) : Json();
+  return out;
+}
+
+std::string render_verification_context(const VerificationPlan& plan) {
+  if (plan.discovery.commands.empty()) return {};
+  std::string out =
+      "Verification commands this project has (run the smallest relevant one after editing, "
+      "with the verify tool):\n";
+  constexpr std::size_t kShown = 6;
+  for (std::size_t i = 0; i < plan.discovery.commands.size() && i < kShown; ++i) {
+    const auto& c = plan.discovery.commands[i];
+    std::string where;
+    if (!c.cwd.empty() && c.cwd != fs::path(plan.discovery.workspace)) {
+      where = fmt::format(" in {}", c.cwd.lexically_relative(plan.discovery.workspace).string());
+    }
+    out += fmt::format("- `{}`{} ({}, {})\n", c.command, where, verify::purpose_name(c.purpose), c.source);
+  }
+  if (plan.discovery.commands.size() > kShown)
+    out += fmt::format("- ... and {} more\n", plan.discovery.commands.size() - kShown);
+  return out;
+}
+
+bool is_verification_call(std::string_view tool, const Json& input, const verify::Discovery* discovery) {
+  if (tool == "verify") return true;
+  if (tool != "shell") return false;
+  const Json* command = input.find("command");
+  if (command == nullptr || !command->is_string()) return false;
+  const std::string& text = command->as_string();
+  if (verify::guess_runner(text) != verify::RunnerKind::other) return true;
+  if (discovery != nullptr) {
+    for (const auto& known : discovery->commands) {
+      if (text.find(known.command) != std::string::npos) return true;
+    }
+  }
+  return false;
+}
+
+namespace {
+
+bool path_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' || c == '.' || c == '/';
+}
+
+constexpr std::string_view kSourceExtensions[] = {".py",  ".js",   ".mjs", ".cjs", ".ts",   ".tsx", ".jsx",
+                                                  ".go",  ".rs",   ".c",   ".cc",  ".cpp",  ".cxx", ".h",
+                                                  ".hpp", ".java", ".rb",  ".kt",  ".swift"};
+
+bool has_source_extension(std::string_view path) {
+  return std::any_of(std::begin(kSourceExtensions), std::end(kSourceExtensions),
+                     [path](std::string_view ext) { return path.ends_with(ext); });
+}
+
+// "calc" from test_calc.py, calc_test.py, calc.test.js, calc.spec.ts, calc_test.go, calc_test.cpp.
+std::string subject_stem(const std::string& path) {
+  std::string stem = fs::path(path).stem().string();
+  for (std::string_view suffix : {".test", ".spec", "_test", "_tests", "-test", "Test", "_spec"}) {
+    if (stem.size() > suffix.size() && stem.ends_with(suffix)) {
+      stem.resize(stem.size() - suffix.size());
+      return stem;
+    }
+  }
+  for (std::string_view prefix : {"test_", "tests_"}) {
+    if (stem.size() > prefix.size() && stem.starts_with(prefix)) return stem.substr(prefix.size());
+  }
+  return stem;
+}
+
+bool same_file(const std::string& location, const std::string& changed) {
+  // Printed paths are relative to wherever the runner ran; compare by trailing components.
+  const std::string loc = fs::path(location).lexically_normal().generic_string();
+  const std::string abs = fs::path(changed).lexically_normal().generic_string();
+  if (loc == abs) return true;
+  return abs.size() > loc.size() && abs.ends_with(loc) && abs[abs.size() - loc.size() - 1] == '/';
+}
+
+}  // namespace
+
+std::vector<std::string> failure_locations(std::string_view output) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < output.size(); ++i) {
+    if (output[i] != ':') continue;
+    // `path:` followed by a digit (path:line) or a second colon (pytest's path::test).
+    const bool line = i + 1 < output.size() && std::isdigit(static_cast<unsigned char>(output[i + 1])) != 0;
+    const bool node = i + 1 < output.size() && output[i + 1] == ':';
+    if (!line && !node) continue;
+    std::size_t start = i;
+    while (start > 0 && path_char(output[start - 1])) --start;
+    std::string path(output.substr(start, i - start));
+    // file:///abs/path:1:2 in node stacks: the scheme is not part of the path.
+    if (path.starts_with("//")) path.erase(0, 2);
+    if (path.empty() || !has_source_extension(path)) continue;
+    if (std::find(out.begin(), out.end(), path) == out.end()) out.push_back(std::move(path));
+  }
+  return out;
+}
+
+bool failure_touches_change(const std::vector<std::string>& locations, const std::vector<std::string>& changed_files) {
+  if (locations.empty()) return true;
+  for (const auto& loc : locations) {
+    for (const auto& changed : changed_files) {
+      if (same_file(loc, changed)) return true;
+      if (subject_stem(loc) == subject_stem(changed)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace agentd::core
