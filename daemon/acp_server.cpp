@@ -2,6 +2,7 @@
 
 #include <ctime>
 #include <set>
+#include <variant>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -304,6 +305,34 @@ struct PreviewParams {
 bool from_json(const support::JsonIn& in, PreviewParams& out) {
   return in.required("sessionId", out.session_id) && in.required("input", out.input);
 }
+// The client's MCP servers as the MCP client takes them. Only stdio ones: initialize says
+// mcpCapabilities {http: false, sse: false}, so any other is the client's mistake and refused.
+Result<std::vector<tools::mcp::ServerConfig>> mcp_configs(const std::vector<acp::McpServer>& servers) {
+  std::vector<tools::mcp::ServerConfig> out;
+  for (const auto& server : servers) {
+    const auto* stdio = std::get_if<acp::McpServerStdio>(&server);
+    if (stdio == nullptr) {
+      const std::string& name = std::holds_alternative<acp::McpServerHttp>(server)
+                                    ? std::get<acp::McpServerHttp>(server).name
+                                    : std::get<acp::McpServerSse>(server).name;
+      return Error(Errc::invalid_argument,
+                   fmt::format("MCP server \"{}\": only stdio servers are supported (agentd's initialize answer "
+                               "says mcpCapabilities http and sse are false)",
+                               name));
+    }
+    if (stdio->name.empty() || stdio->command.empty()) {
+      return Error(Errc::invalid_argument, "an MCP server needs a name and a command");
+    }
+    tools::mcp::ServerConfig config;
+    config.name = stdio->name;
+    config.command = stdio->command;
+    config.args = stdio->args;
+    for (const auto& e : stdio->env) config.env.emplace_back(e.name, e.value);
+    out.push_back(std::move(config));
+  }
+  return out;
+}
+
 struct VerifyPlanParams {
   std::string session_id;
   std::vector<std::string> files;
@@ -563,13 +592,11 @@ AcpServer::AcpServer(protocol::Peer& peer, core::SessionManager& sessions)
       std::string(acp::method::kSessionNew),
       [this](acp::NewSessionRequest r, Token) -> asio::awaitable<Result<acp::NewSessionResponse>> {
         // Named, not a temporary: GCC 12 destroys class temporaries passed to a coroutine twice.
-        core::NewSessionParams params{r.cwd, r.additional_directories};
+        auto servers = mcp_configs(r.mcp_servers);
+        if (!servers) co_return std::move(servers).error();
+        core::NewSessionParams params{r.cwd, r.additional_directories, std::move(*servers)};
         auto session = co_await sessions_.create(std::move(params));
         if (!session) co_return std::move(session).error();
-        if (!r.mcp_servers.empty()) {
-          log::warn("session {}: {} MCP server(s) offered; MCP support is not built yet, they are ignored",
-                    (*session)->id(), r.mcp_servers.size());
-        }
         (*session)->attach(frontend_);
         asio::post((*session)->strand(), [s = *session] { s->announce_commands(); });
         acp::NewSessionResponse response;
@@ -582,7 +609,9 @@ AcpServer::AcpServer(protocol::Peer& peer, core::SessionManager& sessions)
   peer_.on_request_async<acp::LoadSessionRequest, acp::LoadSessionResponse>(
       std::string(acp::method::kSessionLoad),
       [this](acp::LoadSessionRequest r, Token) -> asio::awaitable<Result<acp::LoadSessionResponse>> {
-        auto session = co_await sessions_.load(r.session_id);
+        auto servers = mcp_configs(r.mcp_servers);
+        if (!servers) co_return std::move(servers).error();
+        auto session = co_await sessions_.load(r.session_id, std::move(*servers));
         if (!session) co_return std::move(session).error();
         if ((*session)->info().cwd != r.cwd) {
           log::info("session {}: loaded with cwd {}, stored cwd {} is kept", r.session_id, r.cwd,
@@ -603,7 +632,9 @@ AcpServer::AcpServer(protocol::Peer& peer, core::SessionManager& sessions)
   peer_.on_request_async<acp::ResumeSessionRequest, acp::ResumeSessionResponse>(
       std::string(acp::method::kSessionResume),
       [this](acp::ResumeSessionRequest r, Token) -> asio::awaitable<Result<acp::ResumeSessionResponse>> {
-        auto session = co_await sessions_.load(r.session_id);
+        auto servers = mcp_configs(r.mcp_servers);
+        if (!servers) co_return std::move(servers).error();
+        auto session = co_await sessions_.load(r.session_id, std::move(*servers));
         if (!session) co_return std::move(session).error();
         (*session)->attach(frontend_);
         acp::ResumeSessionResponse response;

@@ -311,10 +311,54 @@ Result<void> apply_config_text(Config& config, std::string_view text, std::strin
           return fail(field, "unknown setting (known: auto, rounds)");
         }
       }
+    } else if (key == "mcpServers") {
+      if (!value.is_object())
+        return fail(key, "expected an object of servers: {\"name\": {\"command\": ..., \"args\": [...]}}");
+      for (const auto& [name, server] : value.as_object()) {
+        const std::string field = fmt::format("mcpServers.{}", name);
+        if (name.empty() ||
+            name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") !=
+                std::string::npos) {
+          return fail(field, "a server name is letters, digits, _ and - (it becomes part of tool names)");
+        }
+        if (!server.is_object()) return fail(field, "expected an object with command, args, env and cwd");
+        tools::mcp::ServerConfig config_server;
+        config_server.name = name;
+        for (const auto& [setting, v] : server.as_object()) {
+          const std::string sub = fmt::format("{}.{}", field, setting);
+          if (setting == "command") {
+            if (!v.is_string() || v.as_string().empty()) return fail(sub, "expected the program to run");
+            config_server.command = v.as_string();
+          } else if (setting == "args") {
+            if (!v.is_array()) return fail(sub, "expected a list of strings");
+            for (const auto& a : v.as_array()) {
+              if (!a.is_string()) return fail(sub, "expected a list of strings");
+              config_server.args.push_back(a.as_string());
+            }
+          } else if (setting == "env") {
+            if (!v.is_object()) return fail(sub, "expected an object of variables: {\"NAME\": \"value\"}");
+            for (const auto& [var, val] : v.as_object()) {
+              if (!val.is_string()) return fail(fmt::format("{}.{}", sub, var), "expected a string");
+              config_server.env.emplace_back(var, val.as_string());
+            }
+          } else if (setting == "cwd") {
+            if (!v.is_string()) return fail(sub, "expected a directory");
+            config_server.cwd = v.as_string();
+          } else if (setting == "type") {
+            if (!v.is_string() || v.as_string() != "stdio") return fail(sub, "only \"stdio\" servers are supported");
+          } else {
+            return fail(sub, "unknown setting (known: command, args, env, cwd, type)");
+          }
+        }
+        if (config_server.command.empty()) return fail(field, "a server needs a command");
+        std::erase_if(config.mcp_servers, [&](const auto& s) { return s.name == name; });
+        config.mcp_servers.push_back(std::move(config_server));
+      }
     } else if (key == "$schema" || key.starts_with("_")) {
       // comments and editor hints
     } else {
-      return fail(key, "unknown setting (known: model, models, mode, maxTurnRequests, permissions, shell, verify)");
+      return fail(
+          key, "unknown setting (known: model, models, mode, maxTurnRequests, permissions, shell, verify, mcpServers)");
     }
   }
   config.sources.emplace_back(file);
@@ -423,6 +467,7 @@ core::ProjectSettings project_settings(Config config, std::optional<model::Model
   settings.denied_paths = config.deny_paths;
   settings.shell = shell_config(config.shell);
   settings.verify = config.verify;
+  settings.mcp_servers = config.mcp_servers;
   settings.sources = config.sources;
   auto shared = std::make_shared<const Config>(std::move(config));
   settings.resolve_model =

@@ -44,7 +44,10 @@ struct Config {
   // permissions.denyPaths from every file: refused for every tool, beyond the built-in secrets list.
   std::vector<std::string> deny_paths;
   ShellSettings shell;
-  core::VerifySettings verify;       // "verify": {"auto": "off"|"suggest"|"run", "rounds": N}
+  core::VerifySettings verify;  // "verify": {"auto": "off"|"suggest"|"run", "rounds": N}
+  // "mcpServers": {"<name>": {"command", "args", "env": {..}, "cwd"}}; a later file's server replaces
+  // an earlier one of the same name.
+  std::vector<tools::mcp::ServerConfig> mcp_servers;
   std::vector<std::string> sources;  // the files that were read, in order
 };
 

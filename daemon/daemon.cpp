@@ -38,6 +38,8 @@ using namespace boost::asio::experimental::awaitable_operators;
 
 namespace {
 constexpr auto kShutdownGrace = std::chrono::milliseconds(2000);
+// Stopping MCP servers: closed stdin, then SIGTERM after 2 s, SIGKILL 2 s later (tools/mcp).
+constexpr auto kMcpShutdownGrace = std::chrono::milliseconds(5000);
 }  // namespace
 
 int run_daemon(const Options& options, int in_fd, int out_fd) {
@@ -186,6 +188,9 @@ int run_daemon(const Options& options, int in_fd, int out_fd) {
         const auto joined = co_await ((peer.join() && server.join()) || grace.async_wait(asio::use_awaitable));
         if (joined.index() == 1)
           log::warn("handlers still running {} ms after cancellation; stopping anyway", kShutdownGrace.count());
+        // MCP servers are our children: stop them (gracefully, then by force) before we go.
+        asio::steady_timer mcp_grace(io, kMcpShutdownGrace);
+        co_await (sessions.stop_all() || mcp_grace.async_wait(asio::use_awaitable));
         co_await transport.flush(kShutdownGrace);
         signals.cancel();
       },

@@ -17,6 +17,7 @@ packages=(
   clang-14 libclang-rt-14-dev clang-format-14 clang-tidy-14
   python3-pytest  # the pytest fixture project of the verification tests
   jq              # examples/jq
+  lua5.4 emacs-nox  # the syntax checks of the Neovim and Emacs configurations in examples/editors
 )
 # The ACP conformance test (test/conformance) needs node and npm. Debian's nodejs and npm when they are
 # missing; a node that is already there is kept (NodeSource's nodejs bundles npm and conflicts with

@@ -91,10 +91,17 @@ fuzz() {
 
 # ACP v1 conformance with the published client SDK (test/conformance/README.md): every message agentd
 # writes is validated against the schema the pinned SDK ships.
+# The npm packages the tests use, pinned by test/conformance/package-lock.json (the ACP SDK, the MCP
+# reference servers) and examples/node/package-lock.json: installed before the tests, which skip, saying
+# so, where they are missing.
+npm_deps() {
+  (cd test/conformance && npm ci --no-audit --no-fund)
+  if [ -f examples/node/package-lock.json ]; then (cd examples/node && npm ci --no-audit --no-fund); fi
+}
+
 conformance() {
   (
     cd test/conformance
-    npm ci --no-audit --no-fund
     AGENTD_BIN="$PWD/../../build/default/daemon/agentd" \
       AGENTD_MOCK_MODEL="$PWD/../../build/default/test/mock_model/agentd-mock-model" \
       node --test
@@ -114,6 +121,7 @@ bench_smoke() {
 stage "format check" check_format
 stage "include rules" scripts/check_includes.sh
 stage "build (default)" build_default
+stage "npm packages" npm_deps
 stage "tests (default)" test_default
 stage "conformance" conformance
 stage "clang-tidy" tidy

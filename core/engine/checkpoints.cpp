@@ -165,20 +165,17 @@ asio::awaitable<Result<std::int64_t>> Checkpoints::record(tools::FileChange chan
   row.after_hash = change.after_hash;
   row.mode = change.mode;
   row.created_at_ms = now;
-  // The job runs on the database thread; `id` carries the new row's id back.
-  auto id = std::make_shared<std::int64_t>(0);
-  auto job = [header = std::move(header), row = std::move(row), before = std::move(change.before),
-              id](storage::Connection& db) -> Result<void> {
+  auto job = [header = std::move(header), row = std::move(row),
+              before = std::move(change.before)](storage::Connection& db) -> Result<std::int64_t> {
     storage::CheckpointStore store(db);
     if (before) AGENTD_TRY_VOID(store.put_blob(*row.before_hash, *before));
     AGENTD_TRY_VOID(store.open(header));
-    *id = AGENTD_TRY(store.add_change(row));
-    return support::ok();
+    return store.add_change(row);
   };
   std::string path = change.path;
   const std::string tag_id = tag_->id;
-  auto written = co_await store_.write_durable(std::move(job));
-  if (!written) co_return std::move(written).error().context("recording the file's pre-image for undo");
+  auto id = co_await store_.write_durable_value<std::int64_t>(std::move(job));
+  if (!id) co_return std::move(id).error().context("recording the file's pre-image for undo");
   if (tag_ && tag_->id == tag_id) turn_changes_.emplace_back(*id, std::move(path));
   co_return *id;
 }

@@ -67,6 +67,36 @@ class EngineStore {
         boost::asio::use_awaitable, std::move(job));
   }
 
+  // A write whose job `fn(Connection&) -> Result<T>` produces a value (the id of a new row), awaited
+  // until committed; the value comes back only once the write is durable.
+  template <class T, class Fn>
+  auto write_durable_value(Fn fn, storage::Durability durability = storage::Durability::disk) {
+    return boost::asio::async_initiate<const boost::asio::use_awaitable_t<>, void(support::Result<T>)>(
+        [this, durability](auto handler, Fn f) {
+          auto executor = boost::asio::get_associated_executor(handler);
+          auto shared = std::make_shared<decltype(handler)>(std::move(handler));
+          auto value = std::make_shared<std::optional<T>>();
+          worker_.write(
+              [f = std::move(f), value](storage::Connection& db) mutable -> support::Result<void> {
+                auto produced = f(db);
+                if (!produced) return std::move(produced).error();
+                value->emplace(std::move(*produced));
+                return support::ok();
+              },
+              [executor, shared, value](support::Result<void> result) mutable {
+                boost::asio::post(executor, [shared, value, result = std::move(result)]() mutable {
+                  if (!result) {
+                    (*shared)(support::Result<T>(std::move(result).error()));
+                  } else {
+                    (*shared)(support::Result<T>(std::move(**value)));
+                  }
+                });
+              },
+              durability);
+        },
+        boost::asio::use_awaitable, std::move(fn));
+  }
+
   // Completes once every write queued before it is committed at `durability` (a `disk` barrier makes
   // all earlier `process` writes power-safe too).
   auto barrier(storage::Durability durability = storage::Durability::disk) {

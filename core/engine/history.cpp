@@ -130,4 +130,12 @@ HistorySelection select_history(const std::vector<HistoryTurn>& turns, std::uint
   return selection;
 }
 
+std::uint64_t estimate_tokens(const std::vector<model::ToolDefinition>& tools) {
+  std::uint64_t tokens = 0;
+  for (const auto& t : tools) {
+    tokens += estimate_tokens(t.name) + estimate_tokens(t.description) + estimate_tokens(t.input_schema.dump());
+  }
+  return tokens;
+}
+
 }  // namespace agentd::core

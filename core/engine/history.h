@@ -24,6 +24,8 @@ std::string_view role_name(model::Role role) noexcept;
 // Conservative for English and code; providers' counts replace it as soon as a call reports usage.
 std::uint64_t estimate_tokens(std::string_view text) noexcept;
 std::uint64_t estimate_tokens(const model::Message& message) noexcept;
+// What the tool definitions of a request cost: names, descriptions and schemas.
+std::uint64_t estimate_tokens(const std::vector<model::ToolDefinition>& tools);
 
 struct HistoryTurn {
   std::string turn_id;

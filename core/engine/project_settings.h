@@ -14,6 +14,7 @@
 #include "core/model/model_config.h"
 #include "core/support/result.h"
 #include "tools/builtin/shell.h"
+#include "tools/mcp/mcp_manager.h"
 
 namespace agentd::core {
 
@@ -45,12 +46,13 @@ struct ProjectSettings {
   ModelResolver resolve_model;
   EngineLimits limits;
   PermissionMode default_mode = PermissionMode::default_mode;
-  std::vector<PermissionRule> permission_rules;  // from the configuration files, in the order read
-  Verdict headless = Verdict::deny;              // a call that would ask, when no client can be asked
-  std::vector<std::string> denied_paths;         // permissions.denyPaths: refused for every tool
-  tools::ShellConfig shell;                      // the shell and verify tools' settings (config `shell`)
-  VerifySettings verify;                         // config `verify`
-  std::vector<std::string> sources;              // the files that were read, in order
+  std::vector<PermissionRule> permission_rules;       // from the configuration files, in the order read
+  Verdict headless = Verdict::deny;                   // a call that would ask, when no client can be asked
+  std::vector<std::string> denied_paths;              // permissions.denyPaths: refused for every tool
+  tools::ShellConfig shell;                           // the shell and verify tools' settings (config `shell`)
+  VerifySettings verify;                              // config `verify`
+  std::vector<tools::mcp::ServerConfig> mcp_servers;  // config `mcpServers`, started for every session
+  std::vector<std::string> sources;                   // the files that were read, in order
 };
 
 // Reads the settings for a session whose cwd is `cwd` (absolute, canonical). An error (a bad project

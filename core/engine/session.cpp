@@ -45,12 +45,18 @@ namespace {
 // else from disk.
 class SessionFileAccess final : public tools::FileAccess {
  public:
-  SessionFileAccess(std::string session_id, std::function<std::shared_ptr<Frontend>()> frontend)
-      : session_id_(std::move(session_id)), frontend_(std::move(frontend)) {}
+  // `deliver_pending` makes the session's events so far reach the client: a client must see the
+  // tool_call before the fs/read_text_file request made for it.
+  SessionFileAccess(std::string session_id, std::function<std::shared_ptr<Frontend>()> frontend,
+                    std::function<asio::awaitable<void>()> deliver_pending)
+      : session_id_(std::move(session_id)),
+        frontend_(std::move(frontend)),
+        deliver_pending_(std::move(deliver_pending)) {}
 
   asio::awaitable<Result<std::string>> read_text(std::string path, CancelToken cancel) override {
     auto frontend = frontend_();
     if (frontend && frontend->can_read_files()) {
+      co_await deliver_pending_();
       co_return co_await frontend->read_text_file(session_id_, std::move(path), std::move(cancel));
     }
     co_return co_await disk_.read_text(std::move(path), std::move(cancel));
@@ -59,6 +65,7 @@ class SessionFileAccess final : public tools::FileAccess {
  private:
   std::string session_id_;
   std::function<std::shared_ptr<Frontend>()> frontend_;
+  std::function<asio::awaitable<void>()> deliver_pending_;
   tools::DiskFileAccess disk_;
 };
 
@@ -147,7 +154,14 @@ Session::Session(EngineContext& engine, SessionInfo info, ProjectSettings settin
       model_(std::move(model)),
       model_spec_(std::move(model_spec)) {
   policy_.set_mode(settings_.default_mode);
-  files_ = std::make_unique<SessionFileAccess>(info_.id, [this] { return frontend_; });
+  files_ = std::make_unique<SessionFileAccess>(
+      info_.id, [this] { return frontend_; },
+      [this]() -> asio::awaitable<void> {
+        write_events();
+        auto delivered = co_await engine_.store->barrier(storage::Durability::process);
+        co_await asio::dispatch(strand_, asio::use_awaitable);
+        if (!delivered) log::warn("session {}: {}", info_.id, delivered.error().message());
+      });
   file_state_ = std::make_unique<tools::FileState>();
   checkpoints_ = std::make_unique<Checkpoints>(*engine.store, info_.id, *file_state_);
   project_ = workspace_root_of(info_.cwd);
@@ -565,14 +579,17 @@ asio::awaitable<Result<TurnOutcome>> Session::run_turn(PromptInput input, std::s
   // The turn's user message: what this turn adds (skills, facts, the workspace context), then the
   // input. It is stored as sent, so the next turn's request repeats it byte for byte and the
   // provider's cache of the conversation so far still holds.
+  // MCP servers still starting get a bounded wait; one that failed since the last turn is said once.
+  std::string mcp_note = co_await prepare_mcp(cancel, span);
+  if (cancel.cancelled()) co_return TurnOutcome{StopReason::cancelled, {}};
+
   model::Message user{model::Role::user, {}};
   for (auto& part : render_turn_preamble(*context)) user.content.emplace_back(model::TextBlock{std::move(part)});
+  if (!mcp_note.empty()) user.content.emplace_back(model::TextBlock{std::move(mcp_note)});
   user.content.emplace_back(model::TextBlock{user_text(input)});
 
   const auto tools = tool_definitions();
-  std::uint64_t tool_tokens = 0;
-  for (const auto& t : tools)
-    tool_tokens += estimate_tokens(t.name) + estimate_tokens(t.description) + estimate_tokens(t.input_schema.dump());
+  const std::uint64_t tool_tokens = estimate_tokens(tools);
   {
     const std::string pinned_system =
         render_system_prompt(engine_.system_rules, context.get(), {}, info_.cwd, info_.additional_dirs);
@@ -956,6 +973,8 @@ asio::awaitable<Result<TurnOutcome>> Session::run_command(const std::string& tex
   std::string reply;
   if (auto handled = co_await run_context_command(command.name, command.args, turn_id, span)) {
     reply = std::move(*handled);
+  } else if (command.name == "mcp") {
+    reply = mcp_text();
   } else if (command.name == "help") {
     reply = help_text();
   } else if (command.name == "cost") {

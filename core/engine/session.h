@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,7 @@
 #include "core/support/result.h"
 #include "core/support/trace.h"
 #include "storage/event_store.h"
+#include "tools/mcp/mcp_manager.h"
 #include "tools/tool.h"
 
 namespace agentd::tools {
@@ -39,6 +41,9 @@ class FileState;
 }
 
 namespace agentd::core {
+
+// How long a turn waits for MCP servers that are still starting before it goes on without their tools.
+inline constexpr std::chrono::milliseconds kMcpReadyTimeout{15000};
 
 // Why a turn ended (ACP's stop reasons, which are the right vocabulary).
 enum class StopReason { end_turn, max_tokens, max_turn_requests, refusal, cancelled };
@@ -141,6 +146,16 @@ class Session : public std::enable_shared_from_this<Session> {
   support::Result<void> install_tools();
   const tools::ToolRegistry& tools() const noexcept { return tools_; }
 
+  // Starts this session's MCP servers in the background: the project's (config `mcpServers`), then the
+  // client's (session/new, session/load), which win on a name both use. Their tools join the registry
+  // as each server becomes ready; a turn waits for servers still starting (up to kMcpReadyTimeout).
+  void start_mcp(std::vector<tools::mcp::ServerConfig> from_client);
+  std::vector<tools::mcp::ServerStatus> mcp_status() const;
+  // Stops the servers (their process groups, gracefully, then by force). Idempotent.
+  boost::asio::awaitable<void> stop_mcp();
+  // The same, for a session being closed: runs on the strand while the caller goes on.
+  void stop_mcp_in_background();
+
   // `_agentd/verify/plan`: the project's verification commands and the one agentd would run for
   // `files` (absolute or relative to the cwd; default: the files the session's last turn changed).
   boost::asio::awaitable<support::Result<support::Json>> verification_plan(std::vector<std::string> files);
@@ -238,11 +253,19 @@ class Session : public std::enable_shared_from_this<Session> {
                                                                          const std::string& turn_id,
                                                                          support::Span& span);
   std::vector<model::ToolDefinition> tool_definitions() const;
+  // The registry's mcp__ tools replaced by the servers' current ones.
+  void sync_mcp_tools();
+  // Before a model turn: waits for servers still starting, syncs their tools, and returns a note for the
+  // model on servers that failed since the last turn (the client gets it as agent text); empty if none.
+  boost::asio::awaitable<std::string> prepare_mcp(support::CancelToken cancel, support::Span& span);
+  std::string mcp_text() const;  // /mcp
   void record_usage(const model::Usage& usage, const std::string& turn_id, support::Span& span);
 
   EngineContext& engine_;
   const ProjectSettings settings_;
   tools::ToolRegistry tools_;  // this session's: builtin tools with its project's settings, then MCP tools
+  std::shared_ptr<tools::mcp::McpManager> mcp_;  // null when the session has no MCP servers
+  std::set<std::string> mcp_failures_told_;      // failed servers the model and the client were told of
   boost::asio::strand<boost::asio::any_io_executor> strand_;
   SessionInfo info_;
   model::ModelConfig model_;

@@ -112,16 +112,10 @@ asio::awaitable<Result<memory::Fact>> Session::remember(std::string text) {
   record.text = std::move(*normalized);
   record.source_session_id = info_.id;
   record.created_at_ms = support::unix_millis_now();
-  auto id = std::make_shared<std::int64_t>(0);
-  auto job = [record, id](storage::Connection& db) -> Result<void> {
-    auto added = storage::MemoryStore(db).add(record);
-    if (!added) return std::move(added).error();
-    *id = *added;
-    return support::ok();
-  };
-  auto written = co_await engine_.store->write_durable(std::move(job));
+  auto job = [record](storage::Connection& db) { return storage::MemoryStore(db).add(record); };
+  auto id = co_await engine_.store->write_durable_value<std::int64_t>(std::move(job));
   co_await asio::dispatch(strand_, asio::use_awaitable);
-  if (!written) co_return std::move(written).error().context("remembering the fact");
+  if (!id) co_return std::move(id).error().context("remembering the fact");
   record.id = *id;
   co_return to_fact(record);
 }
@@ -248,14 +242,8 @@ asio::awaitable<Result<Session::CompactionOutcome>> Session::compact(bool forced
   record.tokens_after =
       static_cast<std::int64_t>(plan.tokens_before - plan.summarized_tokens + estimate_tokens(rendered));
   record.created_at_ms = support::unix_millis_now();
-  auto id = std::make_shared<std::int64_t>(0);
-  auto job = [record, id](storage::Connection& db) -> Result<void> {
-    auto added = storage::CompactionStore(db).add(record);
-    if (!added) return std::move(added).error();
-    *id = *added;
-    return support::ok();
-  };
-  auto written = co_await engine_.store->write_durable(std::move(job));
+  auto job = [record](storage::Connection& db) { return storage::CompactionStore(db).add(record); };
+  auto written = co_await engine_.store->write_durable_value<std::int64_t>(std::move(job));
   co_await asio::dispatch(strand_, asio::use_awaitable);
   if (!written) co_return std::move(written).error().context("storing the compaction");
 
@@ -267,7 +255,7 @@ asio::awaitable<Result<Session::CompactionOutcome>> Session::compact(bool forced
   compaction.set_attribute("tokens_after", record.tokens_after);
 
   CompactionEvent event;
-  event.compaction_id = *id;
+  event.compaction_id = *written;
   event.first_turn_id = scope.first_turn_id;
   event.last_turn_id = scope.last_turn_id;
   event.turns = scope.turn_count;
@@ -337,9 +325,7 @@ asio::awaitable<std::optional<std::string>> Session::run_context_command(const s
     const CancelToken never;
     const std::string pinned =
         render_system_prompt(engine_.system_rules, last_context_.get(), {}, info_.cwd, info_.additional_dirs);
-    std::uint64_t tool_tokens = 0;
-    for (const auto& t : tool_definitions())
-      tool_tokens += estimate_tokens(t.name) + estimate_tokens(t.description) + estimate_tokens(t.input_schema.dump());
+    const std::uint64_t tool_tokens = estimate_tokens(tool_definitions());
     auto compacted = co_await compact(true, estimate_tokens(pinned) + tool_tokens, 0, turn_id, never, span);
     if (!compacted) co_return "Compaction failed: " + compacted.error().message();
     // A compaction tells the client itself (its event); otherwise say why nothing happened.

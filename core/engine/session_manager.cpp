@@ -105,6 +105,7 @@ asio::awaitable<Result<std::shared_ptr<Session>>> SessionManager::create(NewSess
       std::make_shared<Session>(engine_, std::move(info), std::move(*settings), std::move(*model), std::move(spec));
   if (auto installed = session->install_tools(); !installed) co_return std::move(installed).error();
   if (auto loaded = co_await session->load_permissions(); !loaded) co_return std::move(loaded).error();
+  session->start_mcp(std::move(params.mcp_servers));
   sessions_[record.id] = session;
   log::info("session {} created in {}", record.id, record.cwd);
   co_return session;
@@ -115,7 +116,8 @@ std::shared_ptr<Session> SessionManager::find(const std::string& id) const {
   return it == sessions_.end() ? nullptr : it->second;
 }
 
-asio::awaitable<Result<std::shared_ptr<Session>>> SessionManager::load(std::string id) {
+asio::awaitable<Result<std::shared_ptr<Session>>> SessionManager::load(
+    std::string id, std::vector<tools::mcp::ServerConfig> mcp_servers) {
   if (auto open = find(id)) co_return open;
   auto get_job = [id](storage::Connection& db) { return storage::SessionStore(db).get(id); };
   auto record = co_await engine_.store->read<std::optional<storage::SessionRecord>>(std::move(get_job));
@@ -152,6 +154,7 @@ asio::awaitable<Result<std::shared_ptr<Session>>> SessionManager::load(std::stri
   if (auto loaded = co_await session->load_permissions(); !loaded) co_return std::move(loaded).error();
   if (auto open = find(id)) co_return open;
   sessions_[id] = session;
+  session->start_mcp(std::move(mcp_servers));
   log::info("session {} loaded", id);
   co_return session;
 }
@@ -175,11 +178,16 @@ asio::awaitable<Result<SessionPage>> SessionManager::list(std::optional<std::str
   co_return out;
 }
 
+asio::awaitable<void> SessionManager::stop_all() {
+  for (auto& [id, session] : sessions_) co_await session->stop_mcp();
+}
+
 Result<void> SessionManager::close(const std::string& id) {
   auto it = sessions_.find(id);
   if (it == sessions_.end()) return Error(Errc::not_found, fmt::format("session \"{}\" is not open", id));
   it->second->cancel();
   it->second->detach();
+  it->second->stop_mcp_in_background();
   sessions_.erase(it);
   log::info("session {} closed", id);
   return {};
@@ -189,6 +197,7 @@ asio::awaitable<Result<void>> SessionManager::remove(std::string id) {
   if (auto it = sessions_.find(id); it != sessions_.end()) {
     it->second->cancel();
     it->second->detach();
+    it->second->stop_mcp_in_background();
     sessions_.erase(it);
   }
   auto remove_job = [id](storage::Connection& db) { return storage::SessionStore(db).remove(id); };

@@ -22,6 +22,7 @@ namespace agentd::core {
 struct NewSessionParams {
   std::string cwd;  // absolute
   std::vector<std::string> additional_dirs;
+  std::vector<tools::mcp::ServerConfig> mcp_servers;  // the client's (session/new)
 };
 
 struct SessionPage {
@@ -36,8 +37,10 @@ class SessionManager {
   ~SessionManager();
 
   boost::asio::awaitable<support::Result<std::shared_ptr<Session>>> create(NewSessionParams params);
-  // The open session, or the stored one loaded back (history, counters, cost).
-  boost::asio::awaitable<support::Result<std::shared_ptr<Session>>> load(std::string id);
+  // The open session, or the stored one loaded back (history, counters, cost). `mcp_servers` (the
+  // client's, from session/load) start with a session loaded back; an open session keeps its own.
+  boost::asio::awaitable<support::Result<std::shared_ptr<Session>>> load(
+      std::string id, std::vector<tools::mcp::ServerConfig> mcp_servers = {});
   std::shared_ptr<Session> find(const std::string& id) const;
   boost::asio::awaitable<support::Result<SessionPage>> list(std::optional<std::string> cwd,
                                                             std::optional<std::string> cursor, int limit = 50);
@@ -53,6 +56,8 @@ class SessionManager {
 
   // Cancels every running turn (shutdown).
   void cancel_all();
+  // Stops every open session's MCP servers (shutdown), each within its grace periods.
+  boost::asio::awaitable<void> stop_all();
   std::size_t open_sessions() const noexcept { return sessions_.size(); }
 
  private:

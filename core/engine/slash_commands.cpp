@@ -11,7 +11,7 @@ namespace agentd::core {
 
 namespace {
 
-constexpr std::array<SlashCommandInfo, 12> kCommands = {{
+constexpr std::array<SlashCommandInfo, 13> kCommands = {{
     {"help", "List the commands", ""},
     {"cost", "Tokens and USD for this session and the last turn", ""},
     {"model", "Show the model, or switch to another", "provider:model"},
@@ -24,6 +24,7 @@ constexpr std::array<SlashCommandInfo, 12> kCommands = {{
     {"remember", "Remember a fact for this project", "text"},
     {"forget", "Forget a remembered fact", "ID"},
     {"skills", "List the skills, and why each was or was not selected last turn", ""},
+    {"mcp", "List the MCP servers, their state and their tools", ""},
 }};
 
 std::string_view trim(std::string_view s) {

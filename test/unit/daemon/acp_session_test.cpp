@@ -61,11 +61,18 @@ struct Fixture {
 TEST(AcpSession, ReadsGoThroughTheEditorWhenItOffersFiles) {
   Fixture f(true, kScript);
   int fs_requests = 0;
+  bool saw_tool_call = false;
   Json answer = request(
       *f.agentd, 2, "session/prompt",
       R"({"sessionId":")" + f.session + R"(","prompt":[{"type":"text","text":"read it"}]})", [&](const Json& m) {
+        if (m["method"].is_string() && m["method"].as_string() == "session/update" &&
+            m["params"]["update"]["sessionUpdate"].is_string() &&
+            m["params"]["update"]["sessionUpdate"].as_string() == "tool_call") {
+          saw_tool_call = true;
+        }
         if (!m["method"].is_string() || m["method"].as_string() != "fs/read_text_file") return;
         ++fs_requests;
+        EXPECT_TRUE(saw_tool_call) << "the client sees the tool call before the read made for it";
         EXPECT_EQ(m["params"]["sessionId"].as_string(), f.session);
         EXPECT_EQ(m["params"]["path"].as_string(), std::filesystem::canonical(f.dir.file("work/notes.txt")).string());
         f.agentd->write(R"({"jsonrpc":"2.0","id":)" + m["id"].dump() +

@@ -1,0 +1,40 @@
+// The pure parts of the MCP client: which protocol versions we speak, how a server's tool becomes a
+// ToolSpec with an `mcp__<server>__<tool>` name, and how a tools/call result becomes a ToolResult.
+// No I/O here, so every rule is tested on its own.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "core/support/json.h"
+#include "tools/tool.h"
+
+namespace agentd::tools::mcp {
+
+// What we ask for in `initialize`, and what we accept back (newest first).
+inline constexpr std::string_view kProtocolVersion = "2025-11-25";
+std::span<const std::string_view> supported_protocol_versions() noexcept;
+bool is_supported_protocol_version(std::string_view version) noexcept;
+
+// `mcp__<server>__<tool>`, characters outside [A-Za-z0-9_-] replaced by `_`, cut to 64 characters.
+std::string mcp_tool_name(std::string_view server, std::string_view tool);
+
+// One entry of a tools/list answer. Fails when the entry has no usable name.
+struct ServerTool {
+  std::string name;  // the server's own name, sent back in tools/call
+  ToolSpec spec;     // spec.name is the mcp__ name
+};
+std::optional<ServerTool> read_server_tool(std::string_view server, const support::Json& tool);
+
+// A tools/call result. isError results are ok=false with the server's text.
+ToolResult tool_result_from_call(std::string_view server, std::string_view tool, const support::Json& result);
+
+// A notifications/progress line: "progress 3/10: message", "progress 2", "progress 0.5: copying".
+std::string format_progress(const support::Json& params);
+
+// Bytes encoded by a base64 string (for "[image: image/png, 1234 bytes]").
+std::size_t base64_decoded_size(std::string_view data) noexcept;
+
+}  // namespace agentd::tools::mcp

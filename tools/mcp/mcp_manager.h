@@ -1,0 +1,92 @@
+// The MCP client: every configured stdio server of one session, launched in the background, spoken to
+// through protocol::Peer (JSON-RPC, one message per line), and offered to the engine as tools named
+// mcp__<server>__<tool>. Handles the handshake, tool paging and list_changed, progress, cancellation,
+// per-call timeouts, one restart after a crash, and an orderly shutdown of the process groups.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+
+#include "core/support/cancel.h"
+#include "tools/tool.h"
+
+namespace agentd::tools::mcp {
+
+struct ServerConfig {
+  std::string name;
+  std::string command;
+  std::vector<std::string> args;
+  std::vector<std::pair<std::string, std::string>> env;  // set on top of agentd's scrubbed environment
+  std::string cwd;                                       // empty: agentd's
+};
+
+struct ClientOptions {
+  std::chrono::milliseconds call_timeout{60000};
+  std::chrono::milliseconds init_timeout{30000};
+  std::chrono::milliseconds restart_backoff{500};
+  int max_restarts = 1;
+  // At shutdown: from closing stdin to SIGTERM, and from SIGTERM to SIGKILL.
+  std::chrono::milliseconds shutdown_grace{2000};
+};
+
+enum class ServerState { starting, ready, restarting, failed, stopped };
+std::string_view server_state_name(ServerState state);
+
+struct ServerStatus {
+  std::string name;
+  ServerState state = ServerState::starting;
+  std::string protocol_version;
+  std::string server_info;         // "name version" from the initialize answer
+  std::string error;               // why it failed (or why it last restarted)
+  std::vector<std::string> tools;  // mcp__ names
+  int restarts = 0;
+};
+
+class ServerConnection;  // mcp_manager.cpp
+
+// All servers of one session. Lives on one executor (the session's strand / the one-thread io_context):
+// every member must be called there, and so are the callbacks.
+class McpManager : public std::enable_shared_from_this<McpManager> {
+ public:
+  static std::shared_ptr<McpManager> create(boost::asio::any_io_executor executor, ClientOptions options);
+  McpManager(const McpManager&) = delete;
+  McpManager& operator=(const McpManager&) = delete;
+  ~McpManager();
+
+  // Non-blocking; each server starts in the background. Names must be unique (a duplicate is failed).
+  void start(std::vector<ServerConfig> servers);
+  // Until every server is ready or failed, the timeout passes, or `cancel` fires. Servers still
+  // starting then are logged; their tools are absent until they are ready (on_tools_changed).
+  boost::asio::awaitable<void> wait_ready(std::chrono::milliseconds timeout, support::CancelToken cancel);
+  // One per tool of each ready server, in server then tool order, named mcp__<server>__<tool>.
+  std::vector<std::shared_ptr<tools::Tool>> tools() const;
+  std::vector<ServerStatus> status() const;
+  // Called (on the executor) whenever the tools of a server change: it became ready, re-listed after
+  // notifications/tools/list_changed, restarted, failed or stopped.
+  void on_tools_changed(std::function<void()> callback);
+  // Fails calls in progress, closes each server's stdin, SIGTERMs its group after the grace, SIGKILLs it
+  // after a second grace, and reaps it. Idempotent.
+  boost::asio::awaitable<void> shutdown();
+
+ private:
+  McpManager(boost::asio::any_io_executor executor, ClientOptions options);
+  void state_changed(bool tools_changed);
+
+  boost::asio::any_io_executor executor_;
+  ClientOptions options_;
+  std::vector<std::shared_ptr<ServerConnection>> servers_;
+  std::function<void()> on_tools_changed_;
+  struct Waiters;
+  std::shared_ptr<Waiters> waiters_;
+  bool shut_down_ = false;
+};
+
+}  // namespace agentd::tools::mcp
