@@ -351,7 +351,8 @@ Result<void> apply_config_text(Config& config, std::string_view text, std::strin
           }
         }
         if (config_server.command.empty()) return fail(field, "a server needs a command");
-        std::erase_if(config.mcp_servers, [&](const auto& s) { return s.name == name; });
+        // A later file's server of the same name replaces the earlier one.
+        std::erase_if(config.mcp_servers, [&config_server](const auto& s) { return s.name == config_server.name; });
         config.mcp_servers.push_back(std::move(config_server));
       }
     } else if (key == "$schema" || key.starts_with("_")) {

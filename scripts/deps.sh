@@ -9,6 +9,7 @@ packages=(
   # libraries; Boost 1.81 exactly, NOT Debian's default 1.74 (Asio/Beast are header-only here)
   libboost1.81-dev libsimdjson-dev libfmt-dev libsqlite3-dev libssl-dev
   libre2-dev
+  libedit-dev  # the agent CLI's line editing and history (BSD licensed)
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   ripgrep

@@ -172,6 +172,37 @@ TEST(Config, VerifySettings) {
   EXPECT_FALSE(apply_config_text(config, R"({"verify": "run"})", "c.json"));
 }
 
+TEST(Config, McpServers) {
+  Config config;
+  ASSERT_TRUE(apply_config_text(
+      config,
+      R"({"mcpServers": {"fs": {"command": "npx", "args": ["-y", "server-filesystem", "."], "env": {"K": "v"},
+                                "cwd": "sub", "type": "stdio"}}})",
+      "a.json"));
+  ASSERT_EQ(config.mcp_servers.size(), 1U);
+  EXPECT_EQ(config.mcp_servers[0].name, "fs");
+  EXPECT_EQ(config.mcp_servers[0].command, "npx");
+  EXPECT_EQ(config.mcp_servers[0].args, (std::vector<std::string>{"-y", "server-filesystem", "."}));
+  ASSERT_EQ(config.mcp_servers[0].env.size(), 1U);
+  EXPECT_EQ(config.mcp_servers[0].env[0].second, "v");
+  EXPECT_EQ(config.mcp_servers[0].cwd, "sub");
+  // A later file's server of the same name replaces it; others add up.
+  ASSERT_TRUE(apply_config_text(config, R"({"mcpServers": {"fs": {"command": "fs-server"}, "git": {"command": "g"}}})",
+                                "b.json"));
+  ASSERT_EQ(config.mcp_servers.size(), 2U);
+  EXPECT_EQ(config.mcp_servers[0].command, "fs-server");
+  EXPECT_EQ(project_settings(config, std::nullopt).mcp_servers.size(), 2U);
+  auto no_command = apply_config_text(config, "{\"mcpServers\": {\n \"x\": {\"args\": []}}}", "c.json");
+  ASSERT_FALSE(no_command);
+  EXPECT_NE(no_command.error().message().find("c.json:2: config.mcpServers.x"), std::string::npos)
+      << no_command.error().message();
+  EXPECT_FALSE(apply_config_text(config, R"({"mcpServers": {"bad name": {"command": "x"}}})", "c.json"));
+  EXPECT_FALSE(apply_config_text(config, R"({"mcpServers": {"web": {"type": "http", "command": "x"}}})", "c.json"));
+  EXPECT_FALSE(apply_config_text(config, R"({"mcpServers": {"x": {"command": "x", "env": {"A": 1}}}})", "c.json"));
+  EXPECT_FALSE(apply_config_text(config, R"({"mcpServers": {"x": {"command": "x", "colour": 1}}})", "c.json"));
+  EXPECT_FALSE(apply_config_text(config, R"({"mcpServers": []})", "c.json"));
+}
+
 TEST(Config, DefaultModelFollowsTheKeysThatAreSet) {
   EXPECT_EQ(default_model_spec(env_of({})), "anthropic:claude-sonnet-4-5");
   EXPECT_EQ(default_model_spec(env_of({{"OPENAI_API_KEY", "k"}})), "openai:gpt-4.1");

@@ -1,0 +1,791 @@
+#include "daemon/cli/agent_cli.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <clocale>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <editline/readline.h>
+#include <fmt/format.h>
+
+#include "core/support/json.h"
+#include "core/support/version.h"
+#include "daemon/cli/agent_process.h"
+#include "daemon/cli/cli_options.h"
+#include "tools/diff.h"
+
+namespace agentd::daemon::cli {
+
+namespace fs = std::filesystem;
+using support::Json;
+
+namespace {
+
+// Ctrl-C: the first cancels the running turn, the second exits. At the prompt it exits at once.
+std::atomic<int> g_interrupts{0};
+std::atomic<bool> g_at_prompt{false};
+
+void on_sigint(int /*signo*/) {
+  if (g_at_prompt.load() || g_interrupts.fetch_add(1) >= 1) {
+    const char nl = '\n';
+    (void)!::write(STDERR_FILENO, &nl, 1);
+    ::_exit(kExitCancelled);
+  }
+}
+
+void install_sigint() {
+  struct sigaction sa {};
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;  // no SA_RESTART: a blocked keyboard read returns, so a permission prompt can end
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+}
+
+bool color_for(int fd) {
+  const char* no_color = std::getenv("NO_COLOR");
+  const char* term = std::getenv("TERM");
+  return ::isatty(fd) != 0 && (no_color == nullptr || *no_color == '\0') &&
+         (term == nullptr || std::string_view(term) != "dumb");
+}
+
+struct Style {
+  bool on = false;
+  std::string wrap(std::string_view code, std::string_view text) const {
+    return on ? fmt::format("\033[{}m{}\033[0m", code, text) : std::string(text);
+  }
+  std::string dim(std::string_view t) const { return wrap("2", t); }
+  std::string bold(std::string_view t) const { return wrap("1", t); }
+  std::string green(std::string_view t) const { return wrap("32", t); }
+  std::string red(std::string_view t) const { return wrap("31", t); }
+  std::string yellow(std::string_view t) const { return wrap("33", t); }
+  std::string cyan(std::string_view t) const { return wrap("36", t); }
+};
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::string(v) : fallback;
+}
+
+fs::path state_dir() {
+  const std::string home = env_or("HOME", "/tmp");
+  fs::path dir = fs::path(env_or("XDG_STATE_HOME", home + "/.local/state")) / "agentd";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  return dir;
+}
+
+bool executable(const fs::path& p) { return ::access(p.c_str(), X_OK) == 0 && !fs::is_directory(p); }
+
+std::optional<std::string> find_agentd(const CliOptions& o, const std::string& self) {
+  if (o.agentd) return *o.agentd;
+  if (const char* bin = std::getenv("AGENTD_BIN"); bin != nullptr && *bin != '\0') return std::string(bin);
+  std::error_code ec;
+  fs::path me = fs::canonical("/proc/self/exe", ec);
+  if (ec) me = fs::absolute(self, ec);
+  for (const fs::path& candidate : {me.parent_path() / "agentd", me.parent_path().parent_path() / "agentd"}) {
+    if (executable(candidate)) return candidate.string();
+  }
+  std::stringstream path(env_or("PATH", ""));
+  std::string dir;
+  while (std::getline(path, dir, ':')) {
+    if (!dir.empty() && executable(fs::path(dir) / "agentd")) return (fs::path(dir) / "agentd").string();
+  }
+  return std::nullopt;
+}
+
+// --allow/--deny become a config file for agentd, on top of --config's contents when given.
+support::Result<std::optional<std::string>> rules_config(const CliOptions& o, const fs::path& dir) {
+  if (o.allow.empty() && o.deny.empty()) return o.config;
+  Json config = Json::object();
+  if (o.config) {
+    std::ifstream in(*o.config);
+    if (!in) return support::Error(support::Errc::not_found, fmt::format("cannot read --config {}", *o.config));
+    std::stringstream text;
+    text << in.rdbuf();
+    auto parsed = support::parse_json(text.str());
+    if (!parsed || !parsed->is_object())
+      return support::Error(support::Errc::invalid_argument, fmt::format("{} is not a JSON object", *o.config));
+    config = std::move(*parsed);
+  }
+  Json permissions = config["permissions"].is_object() ? config["permissions"] : Json::object();
+  auto add = [&](const char* list, const std::vector<std::string>& rules) {
+    Json items = permissions[list].is_array() ? permissions[list] : Json::array();
+    for (const auto& r : rules) items.push_back(r);
+    permissions[list] = std::move(items);
+  };
+  add("allow", o.allow);
+  add("deny", o.deny);
+  config["permissions"] = std::move(permissions);
+  const fs::path file = dir / fmt::format("agent-config-{}.json", ::getpid());
+  std::ofstream(file) << config.dump();
+  return std::optional<std::string>(file.string());
+}
+
+std::string text_of(const Json& v) { return v.is_string() ? v.as_string() : std::string(); }
+
+std::string duration_text(double us) {
+  if (us >= 1e6) return fmt::format("{:.2f} s", us / 1e6);
+  if (us >= 1e3) return fmt::format("{:.1f} ms", us / 1e3);
+  return fmt::format("{:.0f} us", us);
+}
+
+struct ToolCallView {
+  std::string title;
+  std::string kind;
+  std::string status;
+  bool shown = false;
+};
+
+struct TurnResult {
+  std::string stop_reason;  // empty when the request failed
+  std::string error;
+  std::string text;
+};
+
+class Cli {
+ public:
+  Cli(CliOptions options, AgentProcess& agent)
+      : o_(std::move(options)),
+        agent_(agent),
+        human_(!o_.print || o_.format == OutputFormat::text),
+        out_style_{color_for(STDOUT_FILENO)},
+        err_style_{color_for(STDERR_FILENO)},
+        spinner_(::isatty(STDERR_FILENO) != 0 && !o_.print) {}
+
+  // A request answered, with whatever arrives meanwhile handled; the response, or an error object.
+  Json call(std::string_view method, Json params, bool turn = false) {
+    const std::int64_t id = agent_.request(method, std::move(params));
+    const auto started = std::chrono::steady_clock::now();
+    bool cancel_sent = false;
+    int frame = 0;
+    for (;;) {
+      if (turn && g_interrupts.load() > 0 && !cancel_sent) {
+        Json p = Json::object();
+        p["sessionId"] = session_;
+        agent_.notify("session/cancel", std::move(p));
+        cancel_sent = true;
+        note("cancelling (Ctrl-C again to quit)");
+      }
+      Json m;
+      const auto next = agent_.next(std::chrono::milliseconds(100), m);
+      if (next == AgentProcess::Next::closed) return error_object("agentd exited; its log is " + log_path_);
+      if (next == AgentProcess::Next::timeout) {
+        // Not while a line of the answer is half written: \r would wipe it.
+        if (turn && spinner_ && at_line_start_ &&
+            std::chrono::steady_clock::now() - started > std::chrono::milliseconds(300)) {
+          static constexpr const char* kFrames[] = {"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"};
+          const std::string label = running_title_.empty() ? "working" : running_title_;
+          std::fprintf(stderr, "\r\033[K%s %s", kFrames[frame++ % 10], err_style_.dim(label).c_str());
+          std::fflush(stderr);
+          spinner_shown_ = true;
+        }
+        continue;
+      }
+      if (m.contains("method")) {
+        if (m.contains("id")) {
+          answer_request(m);
+        } else if (text_of(m["method"]) == "session/update") {
+          on_update(m["params"]["update"]);
+        }
+        continue;
+      }
+      if (m["id"].is_integer() && m["id"].as_int64() == id) return m;
+    }
+  }
+
+  int run() {
+    if (o_.command == Command::sessions) return list_sessions();
+    if (!open_session()) return kExitError;
+    if (o_.command == Command::trace) return show_trace();
+    if (o_.command == Command::cost) return show_cost();
+    if (o_.command == Command::prompt) return exit_code(prompt(o_.prompt));
+    return interactive();
+  }
+
+  void set_log_path(std::string path) { log_path_ = std::move(path); }
+
+ private:
+  static Json error_object(std::string message) {
+    Json e = Json::object();
+    e["message"] = std::move(message);
+    Json m = Json::object();
+    m["error"] = std::move(e);
+    return m;
+  }
+
+  void clear_spinner() {
+    if (!spinner_shown_) return;
+    std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
+    spinner_shown_ = false;
+  }
+
+  // A line about the session for people: stderr in -p mode (stdout stays the answer), else stdout.
+  void note(const std::string& text) {
+    clear_spinner();
+    if (o_.print && o_.format != OutputFormat::text) return;
+    FILE* f = o_.print ? stderr : stdout;
+    const Style& s = o_.print ? err_style_ : out_style_;
+    if (!at_line_start_ && f == stdout) std::fputc('\n', f);
+    std::fprintf(f, "%s\n", s.dim(text).c_str());
+    std::fflush(f);
+    if (f == stdout) at_line_start_ = true;
+  }
+
+  void emit_jsonl(const std::string& type, Json body) {
+    body["type"] = type;
+    std::fprintf(stdout, "%s\n", body.dump().c_str());
+    std::fflush(stdout);
+  }
+
+  // Tool call lines: stdout in the interactive and one-turn modes, stderr with -p text.
+  FILE* tool_stream() const { return o_.print ? stderr : stdout; }
+  const Style& tool_style() const { return o_.print ? err_style_ : out_style_; }
+
+  void print_tool_line(const ToolCallView& call, const std::string& detail) {
+    clear_spinner();
+    FILE* f = tool_stream();
+    const Style& s = tool_style();
+    if (f == stdout && !at_line_start_) std::fputc('\n', f);
+    const bool ok = call.status == "completed";
+    const std::string mark = ok ? s.green("✓") : s.red("✗");
+    std::string line = fmt::format("{} {}", mark, s.bold(call.title));
+    if (!detail.empty()) line += " " + s.dim("· " + detail);
+    std::fprintf(f, "%s\n", line.c_str());
+    std::fflush(f);
+    if (f == stdout) at_line_start_ = true;
+  }
+
+  void print_diff(const Json& block) {
+    std::string path = text_of(block["path"]);
+    std::error_code ec;
+    const fs::path relative = fs::path(path).lexically_relative(fs::current_path(ec));
+    if (!relative.empty() && *relative.begin() != "..") path = relative.string();
+    tools::DiffOptions options;
+    options.old_label = path;
+    options.new_label = path;
+    const auto diff = tools::unified_diff(text_of(block["oldText"]), text_of(block["newText"]), options);
+    FILE* f = tool_stream();
+    const Style& s = tool_style();
+    std::istringstream lines(diff.text);
+    std::string line;
+    while (std::getline(lines, line)) {
+      if (line.starts_with("+++") || line.starts_with("---")) {
+        line = s.bold(line);
+      } else if (line.starts_with("+")) {
+        line = s.green(line);
+      } else if (line.starts_with("-")) {
+        line = s.red(line);
+      } else if (line.starts_with("@@")) {
+        line = s.cyan(line);
+      }
+      std::fprintf(f, "    %s\n", line.c_str());
+    }
+    std::fflush(f);
+  }
+
+  void on_update(const Json& update) {
+    const std::string kind = text_of(update["sessionUpdate"]);
+    if (o_.format == OutputFormat::jsonl && o_.print) {
+      if (kind != "available_commands_update") {
+        Json body = Json::object();
+        body["update"] = update;
+        emit_jsonl("update", std::move(body));
+      }
+    }
+    if (kind == "agent_message_chunk") {
+      const std::string text = text_of(update["content"]["text"]);
+      turn_text_ += text;
+      if (human_ && !text.empty()) {
+        clear_spinner();
+        std::fputs(text.c_str(), stdout);
+        std::fflush(stdout);
+        at_line_start_ = text.back() == '\n';
+      }
+    } else if (kind == "agent_thought_chunk") {
+      if (human_ && !o_.print) {
+        clear_spinner();
+        std::fputs(out_style_.dim(text_of(update["content"]["text"])).c_str(), stdout);
+        std::fflush(stdout);
+        at_line_start_ = false;
+      }
+    } else if (kind == "tool_call" || kind == "tool_call_update") {
+      const std::string id = text_of(update["toolCallId"]);
+      ToolCallView& call = calls_[id];
+      if (call.title.empty()) order_.push_back(id);
+      if (update["title"].is_string()) call.title = update["title"].as_string();
+      if (update["kind"].is_string()) call.kind = update["kind"].as_string();
+      if (update["status"].is_string()) call.status = update["status"].as_string();
+      if (call.status == "in_progress" || call.status == "pending") running_title_ = call.title;
+      if ((call.status == "completed" || call.status == "failed") && !call.shown && human_) {
+        call.shown = true;
+        running_title_.clear();
+        std::string detail;
+        std::vector<const Json*> diffs;
+        if (update["content"].is_array()) {
+          for (const Json& block : update["content"].as_array()) {
+            if (text_of(block["type"]) == "diff") {
+              diffs.push_back(&block);
+            } else if (detail.empty() && block["content"]["text"].is_string()) {
+              detail = block["content"]["text"].as_string();
+              if (const auto nl = detail.find('\n'); nl != std::string::npos) detail = detail.substr(0, nl) + " …";
+              if (detail.size() > 160) detail = detail.substr(0, 160) + "…";
+            }
+          }
+        }
+        print_tool_line(call, detail);
+        for (const Json* d : diffs) print_diff(*d);
+      }
+    } else if (kind == "plan" && human_ && update["entries"].is_array()) {
+      std::string lines = "plan:";
+      for (const Json& e : update["entries"].as_array()) {
+        lines += fmt::format("\n  [{}] {}", text_of(e["status"]) == "completed" ? "x" : " ", text_of(e["content"]));
+      }
+      note(lines);
+    }
+  }
+
+  // session/request_permission: at the keyboard when there is one and -p is not given; else refused
+  // (the rules and the mode have already allowed what they allow: what reaches us was not allowed).
+  void answer_request(const Json& m) {
+    const std::string method = text_of(m["method"]);
+    if (method != "session/request_permission") {
+      Json reply = Json::object();
+      reply["jsonrpc"] = "2.0";
+      reply["id"] = m["id"];
+      Json error = Json::object();
+      error["code"] = -32601;
+      error["message"] = fmt::format("the agent CLI does not serve {}", method);
+      reply["error"] = std::move(error);
+      agent_.send(reply);
+      return;
+    }
+    const Json& params = m["params"];
+    const std::string title = text_of(params["toolCall"]["title"]);
+    std::map<std::string, std::string> option_of_kind;  // allow_once -> optionId
+    if (params["options"].is_array()) {
+      for (const Json& option : params["options"].as_array())
+        option_of_kind[text_of(option["kind"])] = text_of(option["optionId"]);
+    }
+    std::string kind = "reject_once";
+    const bool can_ask = !o_.print && ::isatty(STDIN_FILENO) != 0;
+    if (can_ask) {
+      kind = ask_keyboard(title.empty() ? std::string("this tool call") : title, params);
+    } else {
+      note(fmt::format("refused: {} (no --allow rule or --mode allows it)", title));
+    }
+    Json result = Json::object();
+    Json outcome = Json::object();
+    if (kind == "cancelled" || !option_of_kind.contains(kind)) {
+      outcome["outcome"] = "cancelled";
+    } else {
+      outcome["outcome"] = "selected";
+      outcome["optionId"] = option_of_kind[kind];
+    }
+    result["outcome"] = std::move(outcome);
+    if (o_.print && o_.format == OutputFormat::jsonl) {
+      Json body = Json::object();
+      body["toolCall"] = params["toolCall"];
+      body["decision"] = kind;
+      emit_jsonl("permission", std::move(body));
+    }
+    agent_.respond(m["id"], std::move(result));
+  }
+
+  std::string ask_keyboard(const std::string& title, const Json& params) {
+    clear_spinner();
+    if (!at_line_start_) std::fputc('\n', stdout);
+    const std::string reason = text_of(params["_meta"]["agentd"]["reason"]);
+    std::fprintf(stdout, "%s %s%s\n", out_style_.yellow("?").c_str(), out_style_.bold(title).c_str(),
+                 reason.empty() ? "" : out_style_.dim(" (" + reason + ")").c_str());
+    for (;;) {
+      std::fprintf(stdout, "  allow? [y]es / [n]o / [a]lways / [r]eject always: ");
+      std::fflush(stdout);
+      char line[256];
+      if (std::fgets(line, sizeof line, stdin) == nullptr) {
+        std::clearerr(stdin);
+        at_line_start_ = true;
+        std::fputc('\n', stdout);
+        return "cancelled";  // Ctrl-C or end of input: the turn is being cancelled
+      }
+      const std::string answer(line, std::strlen(line));
+      const char c = answer.empty() ? '\0' : static_cast<char>(std::tolower(static_cast<unsigned char>(answer[0])));
+      at_line_start_ = true;
+      if (c == 'y') return "allow_once";
+      if (c == 'n') return "reject_once";
+      if (c == 'a') return "allow_always";
+      if (c == 'r') return "reject_always";
+    }
+  }
+
+  bool open_session() {
+    const std::string cwd = fs::current_path().string();
+    std::string id;
+    if (o_.continue_latest || (o_.resume && o_.resume->empty()) || o_.command == Command::trace ||
+        o_.command == Command::cost) {
+      if (o_.resume && !o_.resume->empty()) {
+        id = *o_.resume;
+      } else {
+        Json params = Json::object();
+        params["cwd"] = cwd;
+        Json listed = call("session/list", std::move(params));
+        const Json& sessions = listed["result"]["sessions"];
+        if (!sessions.is_array() || sessions.size() == 0) {
+          fail(fmt::format("no session in {} yet: start one with agent \"...\"", cwd));
+          return false;
+        }
+        id = text_of(sessions.as_array().front()["sessionId"]);  // newest first
+      }
+    } else if (o_.resume) {
+      id = *o_.resume;
+    }
+    if (!id.empty()) {
+      Json params = Json::object();
+      params["sessionId"] = id;
+      params["cwd"] = cwd;
+      params["mcpServers"] = Json::array();
+      Json resumed = call("session/resume", std::move(params));
+      if (resumed.contains("error")) {
+        fail(fmt::format("cannot resume {}: {}", id, text_of(resumed["error"]["message"])));
+        return false;
+      }
+      session_ = id;
+    } else {
+      Json params = Json::object();
+      params["cwd"] = cwd;
+      params["mcpServers"] = Json::array();
+      Json created = call("session/new", std::move(params));
+      if (!created["result"]["sessionId"].is_string()) {
+        fail("cannot start a session: " + text_of(created["error"]["message"]));
+        return false;
+      }
+      session_ = created["result"]["sessionId"].as_string();
+    }
+    if (o_.mode) {
+      Json params = Json::object();
+      params["sessionId"] = session_;
+      params["modeId"] = *o_.mode;
+      Json set = call("session/set_mode", std::move(params));
+      if (set.contains("error")) {
+        fail("cannot set the mode: " + text_of(set["error"]["message"]));
+        return false;
+      }
+    }
+    if (o_.print && o_.format == OutputFormat::jsonl) {
+      Json body = Json::object();
+      body["sessionId"] = session_;
+      emit_jsonl("session", std::move(body));
+    }
+    return true;
+  }
+
+  void fail(const std::string& message) {
+    clear_spinner();
+    if (o_.print && o_.format == OutputFormat::jsonl) {
+      Json body = Json::object();
+      body["message"] = message;
+      emit_jsonl("error", std::move(body));
+    }
+    std::fprintf(stderr, "agent: %s\n", message.c_str());
+  }
+
+  TurnResult prompt(const std::string& text) {
+    g_interrupts = 0;
+    turn_text_.clear();
+    calls_.clear();
+    order_.clear();
+    Json params = Json::object();
+    params["sessionId"] = session_;
+    Json block = Json::object();
+    block["type"] = "text";
+    block["text"] = text;
+    Json blocks = Json::array();
+    blocks.push_back(std::move(block));
+    params["prompt"] = std::move(blocks);
+    Json answer = call("session/prompt", std::move(params), true);
+    clear_spinner();
+    TurnResult r;
+    r.text = turn_text_;
+    if (answer.contains("error")) {
+      r.error = text_of(answer["error"]["message"]);
+    } else {
+      r.stop_reason = text_of(answer["result"]["stopReason"]);
+    }
+    report(r);
+    return r;
+  }
+
+  // After a turn: the stop reason, tokens and cost, in the output format asked for.
+  void report(const TurnResult& r) {
+    Json cost_params = Json::object();
+    cost_params["sessionId"] = session_;
+    Json cost = call("_agentd/cost/get", std::move(cost_params));
+    const Json& last = cost["result"]["lastTurn"];
+    Json usage = Json::object();
+    usage["inputTokens"] = last["inputTokens"].is_integer() ? last["inputTokens"].as_int64() : 0;
+    usage["outputTokens"] = last["outputTokens"].is_integer() ? last["outputTokens"].as_int64() : 0;
+    const Json cost_usd = last["costUsd"];
+    if (o_.print && o_.format != OutputFormat::text) {
+      Json body = Json::object();
+      body["sessionId"] = session_;
+      body["stopReason"] = r.stop_reason.empty() ? Json() : Json(r.stop_reason);
+      if (!r.error.empty()) body["error"] = r.error;
+      body["usage"] = usage;
+      body["costUsd"] = cost_usd;
+      if (o_.format == OutputFormat::json) {
+        body["text"] = r.text;
+        Json calls = Json::array();
+        for (const auto& id : order_) {
+          const ToolCallView& c = calls_[id];
+          Json call_json = Json::object();
+          call_json["id"] = id;
+          call_json["title"] = c.title;
+          call_json["kind"] = c.kind;
+          call_json["status"] = c.status;
+          calls.push_back(std::move(call_json));
+        }
+        body["toolCalls"] = std::move(calls);
+        std::fprintf(stdout, "%s\n", body.dump().c_str());
+        std::fflush(stdout);
+      } else {
+        emit_jsonl("result", std::move(body));
+      }
+    } else {
+      if (!at_line_start_) {
+        std::fputc('\n', stdout);
+        at_line_start_ = true;
+      }
+      if (!r.error.empty()) std::fprintf(stderr, "agent: %s\n", r.error.c_str());
+      std::string line = fmt::format("{} · {} in / {} out tokens", r.stop_reason.empty() ? "error" : r.stop_reason,
+                                     usage["inputTokens"].as_int64(), usage["outputTokens"].as_int64());
+      if (cost_usd.is_number()) line += fmt::format(" · ${:.4f}", cost_usd.as_double());
+      std::fprintf(stderr, "%s\n", err_style_.dim(line).c_str());
+      std::fflush(stderr);
+    }
+  }
+
+  static int exit_code(const TurnResult& r) {
+    if (!r.error.empty()) return kExitError;
+    if (r.stop_reason == "end_turn") return kExitOk;
+    if (r.stop_reason == "cancelled") return kExitCancelled;
+    if (r.stop_reason == "max_tokens" || r.stop_reason == "max_turn_requests") return kExitBudget;
+    if (r.stop_reason == "refusal") return kExitRefused;
+    return kExitError;
+  }
+
+  int interactive() {
+    const std::string history = (state_dir() / "history").string();
+    ::using_history();
+    ::read_history(history.c_str());
+    std::fprintf(stdout, "%s\n",
+                 out_style_
+                     .dim(fmt::format("agentd session {} in {} (/help for commands, /exit or Ctrl-D to leave)",
+                                      session_, fs::current_path().string()))
+                     .c_str());
+    int last = kExitOk;
+    for (;;) {
+      g_at_prompt = true;
+      char* raw = ::readline(out_style_.on ? "\001\033[1m\002> \001\033[0m\002" : "> ");
+      g_at_prompt = false;
+      if (raw == nullptr) {
+        std::fputc('\n', stdout);
+        break;
+      }
+      std::string line(raw);
+      std::free(raw);  // NOLINT(cppcoreguidelines-no-malloc): readline allocates with malloc
+      const auto first = line.find_first_not_of(" \t");
+      if (first == std::string::npos) continue;
+      line = line.substr(first);
+      ::add_history(line.c_str());
+      ::write_history(history.c_str());
+      if (line == "/exit" || line == "/quit") break;
+      at_line_start_ = true;
+      last = exit_code(prompt(line));
+    }
+    return last == kExitCancelled ? kExitOk : last;
+  }
+
+  int list_sessions() {
+    Json params = Json::object();
+    if (!o_.all) params["cwd"] = fs::current_path().string();
+    Json listed = call("session/list", std::move(params));
+    if (listed.contains("error")) {
+      fail(text_of(listed["error"]["message"]));
+      return kExitError;
+    }
+    const Json& sessions = listed["result"]["sessions"];
+    if (!sessions.is_array() || sessions.size() == 0) {
+      std::fprintf(stdout, "no sessions%s\n", o_.all ? "" : " in this directory (agent sessions --all for every one)");
+      return kExitOk;
+    }
+    for (const Json& s : sessions.as_array()) {
+      std::string line = fmt::format("{}  {}", text_of(s["sessionId"]), text_of(s["updatedAt"]));
+      if (o_.all) line += "  " + text_of(s["cwd"]);
+      if (s["title"].is_string()) line += "  " + s["title"].as_string();
+      std::fprintf(stdout, "%s\n", line.c_str());
+    }
+    return kExitOk;
+  }
+
+  void print_span(const Json& span, int depth) {
+    std::string line =
+        fmt::format("{}{} {}", std::string(static_cast<std::size_t>(depth) * 2, ' '), text_of(span["name"]),
+                    out_style_.dim(duration_text(span["durationUs"].as_double())));
+    const std::string status = text_of(span["status"]);
+    if (!status.empty() && status != "ok") line += " " + out_style_.red(status);
+    std::fprintf(stdout, "%s\n", line.c_str());
+    if (span["children"].is_array()) {
+      for (const Json& child : span["children"].as_array()) print_span(child, depth + 1);
+    }
+  }
+
+  int show_trace() {
+    Json params = Json::object();
+    params["sessionId"] = session_;
+    if (o_.turn) params["turnId"] = *o_.turn;
+    Json trace = call("_agentd/trace/get", std::move(params));
+    if (trace.contains("error")) {
+      fail(text_of(trace["error"]["message"]));
+      return kExitError;
+    }
+    std::fprintf(stdout, "turn %s\n", text_of(trace["result"]["turnId"]).c_str());
+    if (trace["result"]["spans"].is_array()) {
+      for (const Json& span : trace["result"]["spans"].as_array()) print_span(span, 1);
+    }
+    return kExitOk;
+  }
+
+  int show_cost() {
+    Json params = Json::object();
+    params["sessionId"] = session_;
+    Json cost = call("_agentd/cost/get", std::move(params));
+    if (cost.contains("error")) {
+      fail(text_of(cost["error"]["message"]));
+      return kExitError;
+    }
+    const Json& r = cost["result"];
+    auto ledger = [](const Json& l) {
+      std::string usd = l["costUsd"].is_number() ? fmt::format("${:.4f}", l["costUsd"].as_double()) : "unpriced";
+      return fmt::format("{} in / {} out tokens ({} cache read, {} cache write), {} model calls, {}",
+                         l["inputTokens"].is_integer() ? l["inputTokens"].as_int64() : 0,
+                         l["outputTokens"].is_integer() ? l["outputTokens"].as_int64() : 0,
+                         l["cacheReadTokens"].is_integer() ? l["cacheReadTokens"].as_int64() : 0,
+                         l["cacheWriteTokens"].is_integer() ? l["cacheWriteTokens"].as_int64() : 0,
+                         l["modelCalls"].is_integer() ? l["modelCalls"].as_int64() : 0, usd);
+    };
+    // agentd keeps the last turn's ledger in memory only: a session resumed here has none yet.
+    const Json& last = r["lastTurn"];
+    const bool has_last = last["modelCalls"].is_integer() && last["modelCalls"].as_int64() > 0;
+    std::fprintf(stdout, "session %s, model %s\n  session:   %s\n", session_.c_str(), text_of(r["model"]).c_str(),
+                 ledger(r["session"]).c_str());
+    if (has_last) std::fprintf(stdout, "  last turn: %s\n", ledger(last).c_str());
+    return kExitOk;
+  }
+
+  CliOptions o_;
+  AgentProcess& agent_;
+  bool human_;
+  Style out_style_;
+  Style err_style_;
+  bool spinner_;
+  bool spinner_shown_ = false;
+  bool at_line_start_ = true;
+  std::string session_;
+  std::string log_path_;
+  std::string turn_text_;
+  std::string running_title_;
+  std::map<std::string, ToolCallView> calls_;
+  std::vector<std::string> order_;
+};
+
+}  // namespace
+
+int run_cli(const std::string& self, const std::vector<std::string>& args) {
+  auto parsed = parse_cli(args);
+  if (!parsed) {
+    std::fprintf(stderr, "agent: %s (agent --help for the usage)\n", std::string(parsed.error().message()).c_str());
+    return kExitUsage;
+  }
+  CliOptions options = std::move(*parsed);
+  if (options.command == Command::help) {
+    std::fputs(cli_usage().c_str(), stdout);
+    return kExitOk;
+  }
+  if (options.command == Command::version) {
+    std::fprintf(stdout, "agent %s\n", std::string(support::kVersion).c_str());
+    return kExitOk;
+  }
+  if (options.command == Command::interactive && ::isatty(STDIN_FILENO) == 0) {
+    std::fprintf(stderr, "agent: no prompt given and stdin is not a terminal; use agent -p \"prompt\"\n");
+    return kExitUsage;
+  }
+  auto agentd = find_agentd(options, self);
+  if (!agentd) {
+    std::fprintf(stderr, "agent: agentd not found: put it next to agent or on PATH, or give --agentd PATH\n");
+    return kExitError;
+  }
+  const fs::path dir = state_dir();
+  auto config = rules_config(options, dir);
+  if (!config) {
+    std::fprintf(stderr, "agent: %s\n", std::string(config.error().message()).c_str());
+    return kExitUsage;
+  }
+  std::vector<std::string> argv{*agentd};
+  if (options.model) argv.insert(argv.end(), {"--model", *options.model});
+  if (options.demo) argv.emplace_back("--demo");
+  if (*config) argv.insert(argv.end(), {"--config", **config});
+  const std::string log_path = options.log.value_or((dir / "agent.log").string());
+  install_sigint();
+  // The user's character set, so line editing takes what they type (the prompt itself stays ASCII:
+  // libedit crashes drawing a multibyte prompt in the C locale).
+  std::setlocale(LC_CTYPE, "");
+  int code = kExitError;
+  {
+    auto agent = AgentProcess::spawn(argv, log_path);
+    if (!agent) {
+      std::fprintf(stderr, "agent: %s\n", std::string(agent.error().message()).c_str());
+    } else {
+      Cli cli(options, **agent);
+      cli.set_log_path(log_path);
+      Json init = Json::object();
+      init["protocolVersion"] = 1;
+      Json caps = Json::object();
+      Json fs_caps = Json::object();
+      fs_caps["readTextFile"] = false;
+      fs_caps["writeTextFile"] = false;
+      caps["fs"] = std::move(fs_caps);
+      caps["terminal"] = false;
+      init["clientCapabilities"] = std::move(caps);
+      Json info = Json::object();
+      info["name"] = "agent";
+      info["version"] = std::string(support::kVersion);
+      init["clientInfo"] = std::move(info);
+      Json answer = cli.call("initialize", std::move(init));
+      if (answer.contains("error")) {
+        std::fprintf(stderr, "agent: agentd did not start: %s\n", text_of(answer["error"]["message"]).c_str());
+      } else {
+        code = cli.run();
+      }
+    }
+  }
+  if (*config && (!options.config || **config != *options.config)) {
+    std::error_code ec;
+    fs::remove(**config, ec);
+  }
+  return code;
+}
+
+}  // namespace agentd::daemon::cli
