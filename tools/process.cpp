@@ -99,6 +99,7 @@ struct Launch {
   int control_fd = -1;  // the supervisor's end of the socket to agentd
   int output_fd = -1;   // write end of the output pipe
   int null_fd = -1;     // stdin
+  int stderr_fd = -1;   // the program's stderr when it is not the output pipe
   long grace_ms = 500;
 };
 
@@ -146,7 +147,7 @@ void close_between(unsigned int first, unsigned int last) noexcept {
 
 // Closes every descriptor from 3 up except `keep` (unsorted, -1 entries ignored): the children must
 // not hold agentd's sockets, other runs' pipes, or the database open.
-void close_all_except(std::array<int, 4> keep) noexcept {
+void close_all_except(std::array<int, 5> keep) noexcept {
   std::sort(keep.begin(), keep.end());
   unsigned int next = 3;
   for (int fd : keep) {
@@ -321,8 +322,10 @@ struct Tree {
   }
   if (::dup2(launch.null_fd, 0) < 0) fail_child(failure_fd, "dup2 stdin", errno);
   if (::dup2(launch.output_fd, 1) < 0) fail_child(failure_fd, "dup2 stdout", errno);  // stdout-ok: the child's
-  if (::dup2(launch.output_fd, 2) < 0) fail_child(failure_fd, "dup2 stderr", errno);
-  close_all_except({failure_fd, launch.sandbox != nullptr ? launch.sandbox->ruleset_fd() : -1, -1, -1});
+  if (::dup2(launch.stderr_fd >= 0 ? launch.stderr_fd : launch.output_fd, 2) < 0) {
+    fail_child(failure_fd, "dup2 stderr", errno);
+  }
+  close_all_except({failure_fd, launch.sandbox != nullptr ? launch.sandbox->ruleset_fd() : -1, -1, -1, -1});
   if (launch.cwd != nullptr && ::chdir(launch.cwd) != 0) fail_child(failure_fd, "chdir", errno);
   if (launch.sandbox != nullptr) {
     const char* step = "sandbox";
@@ -355,7 +358,7 @@ struct Tree {
   ::sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   close_all_except({launch.control_fd, launch.output_fd, launch.null_fd,
-                    launch.sandbox != nullptr ? launch.sandbox->ruleset_fd() : -1});
+                    launch.sandbox != nullptr ? launch.sandbox->ruleset_fd() : -1, launch.stderr_fd});
   ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 
   SupervisorReport report;
@@ -383,6 +386,7 @@ struct Tree {
   ::close(failure_pipe[1]);
   ::close(launch.output_fd);  // else the pipe never reaches end-of-file
   ::close(launch.null_fd);
+  if (launch.stderr_fd >= 0) ::close(launch.stderr_fd);  // the caller's copy is the one it reads
 
   Tree tree;
   tree.program = program;
@@ -791,6 +795,7 @@ asio::awaitable<support::Result<ProcessResult>> run_process(const ProcessOptions
   launch.control_fd = control[1];
   launch.output_fd = output_pipe[1];
   launch.null_fd = null_fd;
+  launch.stderr_fd = options.stderr_fd;
   launch.grace_ms = static_cast<long>(options.kill_grace.count());
 
   auto executor = co_await asio::this_coro::executor;

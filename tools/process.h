@@ -1,7 +1,8 @@
-// The process runner under the shell tool (and, later, the verification commands): runs a program in a
-// process group of its own, streams its merged stdout and stderr as it comes, keeps a capped capture
-// (head and tail), enforces a timeout, and on timeout or cancellation kills the whole process tree,
-// including descendants that left the group (setsid, double-forked daemons). Never blocks the loop.
+// The process runner under the shell tool, the verification commands and agentd's own git
+// (core/context): runs a program in a process group of its own, streams its merged stdout and stderr as
+// it comes, keeps a capped capture (head and tail), enforces a timeout, and on timeout or cancellation
+// kills the whole process tree, including descendants that left the group (setsid, double-forked
+// daemons). Never blocks the loop.
 //
 // How the tree is found: each run has a supervisor, a forked copy of agentd that never execs. It makes
 // itself a child subreaper (PR_SET_CHILD_SUBREAPER), so every orphan below it, whatever its session or
@@ -78,6 +79,9 @@ struct ProcessOptions {
   std::size_t capture_head_bytes = std::size_t{16} << 10;
   std::size_t capture_tail_bytes = std::size_t{16} << 10;
   const SandboxPlan* sandbox = nullptr;  // applied in the child before exec; must outlive the run
+  // -1: stderr goes into the output with stdout. Else a descriptor above 2 (a file or memfd the caller
+  // reads afterwards) that becomes the program's stderr, for output that must stay parseable (git's).
+  int stderr_fd = -1;
 };
 
 struct ProcessResult {

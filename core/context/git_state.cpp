@@ -1,68 +1,59 @@
 #include "core/context/git_state.h"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <spawn.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
-#include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <filesystem>
+#include <optional>
 #include <string_view>
+#include <utility>
 
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
 #include <fmt/format.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
-extern char** environ;  // NOLINT(readability-identifier-naming): POSIX's name
+#include "tools/process.h"
+#include "tools/sandbox.h"
 
 namespace agentd::core::context {
 namespace {
 
+namespace asio = boost::asio;
 namespace fs = std::filesystem;
 using support::Errc;
 using support::Error;
-using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
 
-// A pipe's two ends, closed when it goes away.
-struct Pipe {
-  int fds[2] = {-1, -1};
-  Pipe() = default;
-  Pipe(const Pipe&) = delete;
-  Pipe& operator=(const Pipe&) = delete;
-  ~Pipe() {
-    close_read();
-    close_write();
+// Transports git knows by name. Each gets a `never` of its own: protocol.<name>.allow outranks
+// protocol.allow (transport.c, get_protocol_config), and a repository may set protocol.ext.allow.
+constexpr std::array<std::string_view, 8> kTransports = {"ext", "file", "git", "ssh", "http", "https", "ftp", "ftps"};
+
+// How much of git's stderr is kept: its first line makes the note.
+constexpr std::size_t kStderrBytes = std::size_t{64} << 10;
+
+// A descriptor closed when this goes.
+class OwnedFd {
+ public:
+  explicit OwnedFd(int fd) : fd_(fd) {}
+  OwnedFd(const OwnedFd&) = delete;
+  OwnedFd& operator=(const OwnedFd&) = delete;
+  ~OwnedFd() {
+    if (fd_ >= 0) ::close(fd_);
   }
-  bool open() { return ::pipe2(fds, O_CLOEXEC) == 0; }
-  void close_read() {
-    if (fds[0] >= 0) ::close(fds[0]);
-    fds[0] = -1;
-  }
-  void close_write() {
-    if (fds[1] >= 0) ::close(fds[1]);
-    fds[1] = -1;
-  }
+  int get() const noexcept { return fd_; }
+
+ private:
+  int fd_;
 };
-
-// The environment git runs with: ours, minus GIT_* variables that would point it at another repository
-// (agentd started from a git hook has GIT_DIR set), plus no optional locks (a status must not take
-// index.lock while the user commits), C messages and no credential prompts.
-std::vector<std::string> git_environment() {
-  std::vector<std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    const std::string_view entry = *e;
-    if (entry.starts_with("GIT_") || entry.starts_with("LC_ALL=") || entry.starts_with("LANGUAGE=")) continue;
-    env.emplace_back(entry);
-  }
-  env.emplace_back("GIT_OPTIONAL_LOCKS=0");
-  env.emplace_back("GIT_TERMINAL_PROMPT=0");
-  env.emplace_back("LC_ALL=C");
-  return env;
-}
 
 std::string first_line(std::string_view text) {
   const std::size_t nl = text.find('\n');
@@ -152,7 +143,211 @@ std::size_t to_size(std::string_view digits) {
   return value;
 }
 
+// One git run to its end.
+struct GitRun {
+  int exit_code = -1;  // -1 when killed by a signal
+  bool timed_out = false;
+  std::string out;
+  std::string err;  // the start of it
+  bool out_truncated = false;
+};
+
+// The sandbox every git run of one call shares: nothing writable (a status takes no lock, see
+// GIT_OPTIONAL_LOCKS) and no network. Without network isolation on this kernel, writes are still
+// denied; without Landlock, the command-line hardening stands alone.
+std::optional<tools::SandboxPlan> prepare_sandbox() {
+  tools::SandboxRequest request;
+  request.deny_network = true;
+  auto plan = tools::SandboxPlan::prepare(request);
+  if (!plan && plan.error().code() == Errc::unsupported) {
+    request.deny_network = false;
+    plan = tools::SandboxPlan::prepare(request);
+  }
+  if (!plan) return std::nullopt;
+  return std::move(*plan);
+}
+
+// Runs hardened git commands for one read_git_state or read_changed_lines call.
+class Git {
+ public:
+  Git(const GitOptions& options, const support::CancelToken& cancel)
+      : options_(options), cancel_(cancel), env_(git_environment()) {
+    if (options.sandbox) sandbox_ = prepare_sandbox();
+  }
+
+  // `git --no-pager -C dir -c <override>... args...`. Errc::cancelled when `cancel` fires,
+  // Errc::not_found when git is missing, other errors when it cannot be started.
+  support::Result<GitRun> run(const std::string& dir, const std::vector<std::string>& overrides,
+                              const std::vector<std::string>& args) const {
+    tools::ProcessOptions process;
+    process.argv = {options_.git, "--no-pager", "-C", dir};
+    for (const auto& o : overrides) {
+      process.argv.emplace_back("-c");
+      process.argv.push_back(o);
+    }
+    process.argv.insert(process.argv.end(), args.begin(), args.end());
+    process.env = env_;
+    process.timeout = options_.timeout;
+    process.kill_grace = 200ms;
+    process.capture_head_bytes = options_.max_output_bytes;
+    process.capture_tail_bytes = 0;
+    process.sandbox = sandbox_ ? &*sandbox_ : nullptr;
+    // stderr apart from stdout, or a warning could land inside the porcelain records.
+    const OwnedFd err(::memfd_create("agentd-git-stderr", MFD_CLOEXEC));
+    if (err.get() < 0) return support::make_error(Errc::io, "memfd_create: {}", std::strerror(errno));
+    process.stderr_fd = err.get();
+
+    asio::io_context io;
+    std::optional<support::Result<tools::ProcessResult>> ran;
+    const tools::OutputCallback no_live_output;
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> { ran.emplace(co_await tools::run_process(process, no_live_output, cancel_)); },
+        [](const std::exception_ptr& error) {
+          if (error) std::rethrow_exception(error);
+        });
+    io.run();
+    if (!*ran) return std::move(*ran).error();
+    tools::ProcessResult& result = ran->value();
+    if (result.ended_by == tools::EndedBy::cancelled) return support::make_error(Errc::cancelled, "git cancelled");
+
+    GitRun out;
+    out.timed_out = result.ended_by == tools::EndedBy::timeout;
+    out.exit_code = result.ended_by == tools::EndedBy::exit ? result.exit_code : -1;
+    // With no tail kept, the capture is the head plus a note of what was dropped: keep the head only.
+    out.out_truncated = result.truncated_bytes > 0;
+    out.out = std::move(result.output);
+    if (out.out_truncated) out.out.resize(result.output_bytes - result.truncated_bytes);
+    out.err.resize(kStderrBytes);
+    const ssize_t n = ::pread(err.get(), out.err.data(), out.err.size(), 0);
+    out.err.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+    return out;
+  }
+
+  // The -c overrides for the repository at `dir`: the fixed ones, plus an emptied set for each filter
+  // driver and a `never` for each transport that any config git reads there names (system, global,
+  // local, worktree and whatever they include). Listing them runs `git config`, which executes nothing.
+  // When the config cannot be read or names a driver no -c can reach, `problem` says so (and git must
+  // not run).
+  support::Result<std::vector<std::string>> overrides(const std::string& dir, std::string& problem) const {
+    const std::vector<std::string> fixed = git_config_overrides({}, {});
+    auto listed = run(dir, fixed, {"config", "-z", "--name-only", "--get-regexp", R"(^(filter|protocol)\.)"});
+    if (!listed) {
+      if (listed.error().code() == Errc::cancelled) return std::move(listed).error();
+      problem = describe(listed.error());
+      return std::vector<std::string>();
+    }
+    if (listed->timed_out) {
+      problem = fmt::format("git config took longer than {} ms", options_.timeout.count());
+      return std::vector<std::string>();
+    }
+    // 1: nothing matched.
+    if (listed->exit_code != 0 && listed->exit_code != 1) {
+      problem = failure("git config", *listed);
+      return std::vector<std::string>();
+    }
+    if (listed->out_truncated) {
+      problem = "git config listed more than agentd reads";
+      return std::vector<std::string>();
+    }
+    std::vector<std::string> filters;
+    std::vector<std::string> protocols;
+    for (std::size_t at = 0; at < listed->out.size();) {
+      std::size_t end = listed->out.find('\0', at);
+      if (end == std::string::npos) end = listed->out.size();
+      const std::string_view name = std::string_view(listed->out).substr(at, end - at);
+      at = end + 1;
+      // section.subsection.key; the subsection may hold dots, the section and the key may not.
+      const std::size_t first = name.find('.');
+      const std::size_t last = name.rfind('.');
+      if (first == std::string_view::npos || last == first) continue;
+      const std::string_view section = name.substr(0, first);
+      const std::string subsection(name.substr(first + 1, last - first - 1));
+      if (subsection.find('=') != std::string::npos || subsection.find('\n') != std::string::npos) {
+        // `-c a.b=c.d=e` is split at the first '=' (config.c, git_config_push_parameter).
+        problem = fmt::format("the git config names {} \"{}\", which agentd cannot switch off", section, subsection);
+        return std::vector<std::string>();
+      }
+      auto& into = section == "filter" ? filters : protocols;
+      if (std::find(into.begin(), into.end(), subsection) == into.end()) into.push_back(subsection);
+    }
+    return git_config_overrides(filters, protocols);
+  }
+
+  static std::string describe(const Error& error) {
+    return error.code() == Errc::not_found ? "git not found" : fmt::format("git could not run: {}", error.message());
+  }
+
+  static std::string failure(std::string_view what, const GitRun& run) {
+    const std::string why = first_line(run.err);
+    return fmt::format("{} failed: {}", what, why.empty() ? fmt::format("exit code {}", run.exit_code) : why);
+  }
+
+ private:
+  const GitOptions& options_;
+  const support::CancelToken& cancel_;
+  std::vector<std::string> env_;
+  std::optional<tools::SandboxPlan> sandbox_;
+};
+
 }  // namespace
+
+std::vector<std::string> git_environment() {
+  std::string path;
+  const char* inherited = std::getenv("PATH");
+  std::string_view rest = inherited != nullptr ? inherited : "";
+  while (!rest.empty()) {
+    const std::size_t colon = rest.find(':');
+    const std::string_view dir = rest.substr(0, colon);
+    rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+    if (!dir.starts_with('/')) continue;  // "", ".", "bin": relative to git's cwd, the workspace
+    if (!path.empty()) path += ':';
+    path += dir;
+  }
+  if (path.empty()) path = "/usr/local/bin:/usr/bin:/bin";
+  std::vector<std::string> env = {"PATH=" + path};
+  const char* home = std::getenv("HOME");
+  if (home != nullptr && *home != '\0') env.push_back(std::string("HOME=") + home);
+  env.emplace_back("LANG=C");
+  env.emplace_back("LC_ALL=C");
+  env.emplace_back("GIT_OPTIONAL_LOCKS=0");
+  env.emplace_back("GIT_TERMINAL_PROMPT=0");
+  return env;
+}
+
+std::vector<std::string> git_config_overrides(const std::vector<std::string>& filters,
+                                              const std::vector<std::string>& protocols) {
+  std::vector<std::string> out = {
+      "core.fsmonitor=false",      // a command git runs on every status
+      "core.hooksPath=/dev/null",  // no hook can be found (status may write the index: post-index-change)
+      "core.pager=cat",            // besides --no-pager
+      "diff.external=",            // besides --no-ext-diff, which also stops diff.<driver>.command
+      // Nothing here fetches, but a partial clone's lazy fetch would: no ssh, askpass, credential
+      // helper, and no transport at all (ext:: runs a command).
+      "core.sshCommand=false",          // runs `false`, not ssh
+      "core.askPass=",                  // none: GIT_TERMINAL_PROMPT=0 then refuses to ask
+      "credential.helper=",             // an empty value resets the list of helpers
+      "protocol.allow=never",           // and each transport below
+      "core.untrackedCache=false",      // no index extension to update
+      "status.submoduleSummary=false",  // (porcelain output has none anyway)
+      "core.quotePath=off",             // paths as they are, not octal-escaped
+  };
+  const auto never = [&out](std::string_view transport) {
+    out.push_back(fmt::format("protocol.{}.allow=never", transport));
+  };
+  for (std::string_view transport : kTransports) never(transport);
+  for (const auto& p : protocols) {
+    if (std::find(kTransports.begin(), kTransports.end(), p) == kTransports.end()) never(p);
+  }
+  for (const auto& f : filters) {
+    out.push_back(fmt::format("filter.{}.clean=", f));
+    out.push_back(fmt::format("filter.{}.smudge=", f));
+    out.push_back(fmt::format("filter.{}.process=", f));
+    // A required driver that does not run is an error (convert.c, convert_to_git).
+    out.push_back(fmt::format("filter.{}.required=false", f));
+  }
+  return out;
+}
 
 std::string find_repository_root(const std::string& dir) {
   for (fs::path d = fs::path(dir).lexically_normal();; d = d.parent_path()) {
@@ -160,110 +355,6 @@ std::string find_repository_root(const std::string& dir) {
     if (::lstat((d / ".git").c_str(), &st) == 0) return d.string();
     if (d == d.parent_path() || d.empty()) return {};
   }
-}
-
-support::Result<CommandOutput> run_command(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-                                           std::chrono::milliseconds timeout, std::size_t max_output_bytes,
-                                           const support::CancelToken& cancel) {
-  if (argv.empty()) return Error(Errc::invalid_argument, "no program to run");
-  if (cancel.cancelled()) return Error(Errc::cancelled, "cancelled before running " + argv[0]);
-  Pipe out, err, wake;
-  if (!out.open() || !err.open() || !wake.open()) {
-    return Error(Errc::io, fmt::format("pipe: {}", std::strerror(errno)), errno);
-  }
-  // Cancellation wakes the poll below through a pipe; the callback only writes one byte.
-  const int wake_fd = wake.fds[1];
-  auto registration = cancel.on_cancel([wake_fd] {
-    const char byte = 1;
-    [[maybe_unused]] const auto n = ::write(wake_fd, &byte, 1);
-  });
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out.fds[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, err.fds[1], 2);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  // Its own process group, so a timeout kills whatever it started too; default signal handling.
-  posix_spawnattr_setpgroup(&attr, 0);
-  sigset_t all;
-  sigemptyset(&all);
-  posix_spawnattr_setsigmask(&attr, &all);
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));  // NOLINT: posix_spawn's signature
-  args.push_back(nullptr);
-  std::vector<char*> envp;
-  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));  // NOLINT
-  envp.push_back(nullptr);
-
-  pid_t pid = -1;
-  const int spawned = ::posix_spawnp(&pid, argv[0].c_str(), &actions, &attr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (spawned != 0) {
-    if (spawned == ENOENT) return support::make_error(Errc::not_found, "{} not found", argv[0]);
-    return Error(Errc::io, fmt::format("cannot run {}: {}", argv[0], std::strerror(spawned)), spawned);
-  }
-  out.close_write();
-  err.close_write();
-
-  CommandOutput result;
-  const auto deadline = Clock::now() + timeout;
-  bool cancelled = false;
-  bool out_open = true;
-  bool err_open = true;
-  char buffer[1 << 16];
-  while (out_open || err_open) {
-    if (cancel.cancelled()) {
-      cancelled = true;
-      break;
-    }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (timeout.count() > 0 && left <= 0) {
-      result.timed_out = true;
-      break;
-    }
-    pollfd fds[3] = {
-        {out_open ? out.fds[0] : -1, POLLIN, 0}, {err_open ? err.fds[0] : -1, POLLIN, 0}, {wake.fds[0], POLLIN, 0}};
-    const int ready = ::poll(fds, 3, timeout.count() > 0 ? static_cast<int>(left) : -1);
-    if (ready < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    if (fds[2].revents != 0) {
-      cancelled = true;
-      break;
-    }
-    const auto drain = [&](pollfd& p, Pipe& pipe, std::string& into, bool& open, bool capped) {
-      if (p.revents == 0) return;
-      const ssize_t n = ::read(pipe.fds[0], buffer, sizeof buffer);
-      if (n < 0 && errno == EINTR) return;
-      if (n <= 0) {
-        open = false;
-        return;
-      }
-      const std::size_t room = max_output_bytes > into.size() ? max_output_bytes - into.size() : 0;
-      const auto take = std::min(room, static_cast<std::size_t>(n));
-      into.append(buffer, take);
-      if (capped && take < static_cast<std::size_t>(n)) result.out_truncated = true;
-    };
-    drain(fds[0], out, result.out, out_open, true);
-    drain(fds[1], err, result.err, err_open, false);
-  }
-  if (cancelled || result.timed_out) ::kill(-pid, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (cancelled) return support::make_error(Errc::cancelled, "{} cancelled", argv[0]);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
 }
 
 support::Result<GitState> read_git_state(const std::string& cwd, const GitOptions& options,
@@ -274,13 +365,29 @@ support::Result<GitState> read_git_state(const std::string& cwd, const GitOption
     state.note = "not a git repository";
     return state;
   }
+  const Git git(options, cancel);
+  std::string problem;
+  auto overrides = git.overrides(cwd, problem);
+  if (!overrides) return std::move(overrides).error();
+  if (!problem.empty()) {
+    if (problem.starts_with("git not found")) {
+      state.note = "git not found: no branch or changed files";
+    } else if (problem.find("not a git repository") != std::string::npos) {
+      state.note = "not a git repository";
+    } else {
+      state.note = fmt::format("git state not read: {}", problem);
+    }
+    return state;
+  }
+  // Submodules: only their commits, since a dirty check runs git inside each one, under a config
+  // whose filter drivers were not listed here.
   auto ran =
-      run_command({options.git, "-C", cwd, "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all"},
-                  git_environment(), options.timeout, options.max_output_bytes, cancel);
+      git.run(cwd, *overrides,
+              {"status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all", "--ignore-submodules=dirty"});
   if (!ran) {
     if (ran.error().code() == Errc::cancelled) return std::move(ran).error();
     state.note = ran.error().code() == Errc::not_found ? "git not found: no branch or changed files"
-                                                       : fmt::format("git could not run: {}", ran.error().message());
+                                                       : Git::describe(ran.error());
     return state;
   }
   if (ran->timed_out) {
@@ -289,9 +396,8 @@ support::Result<GitState> read_git_state(const std::string& cwd, const GitOption
   }
   if (ran->exit_code != 0) {
     const std::string why = first_line(ran->err);
-    state.note = why.find("not a git repository") != std::string::npos
-                     ? "not a git repository"
-                     : fmt::format("git status failed: {}", why.empty() ? "no message" : why);
+    state.note = why.find("not a git repository") != std::string::npos ? "not a git repository"
+                                                                       : Git::failure("git status", *ran);
     return state;
   }
   state.repository = true;
@@ -308,11 +414,17 @@ support::Result<std::map<std::string, std::vector<LineRange>>> read_changed_line
                                                                                   const support::CancelToken& cancel) {
   std::map<std::string, std::vector<LineRange>> out;
   if (!state.repository || !state.has_head || paths.empty()) return out;
-  std::vector<std::string> argv = {options.git,          "-C",           state.top_level, "-c",
-                                   "core.quotepath=off", "diff",         "-U0",           "--no-color",
-                                   "--no-ext-diff",      "--no-renames", "HEAD",          "--"};
-  for (const auto& p : paths) argv.push_back(":(literal)" + p);
-  auto ran = run_command(argv, git_environment(), options.timeout, options.max_output_bytes, cancel);
+  const Git git(options, cancel);
+  // Listed again rather than kept from read_git_state: the config may have changed in between.
+  std::string problem;
+  auto overrides = git.overrides(state.top_level, problem);
+  if (!overrides) return std::move(overrides).error();
+  if (!problem.empty()) return out;
+  std::vector<std::string> args = {
+      "diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", "--ignore-submodules=dirty",
+      "HEAD", "--"};
+  for (const auto& p : paths) args.push_back(":(literal)" + p);
+  auto ran = git.run(state.top_level, *overrides, args);
   if (!ran) {
     if (ran.error().code() == Errc::cancelled) return std::move(ran).error();
     return out;
