@@ -168,7 +168,7 @@ boost::asio::awaitable<support::Result<CommandRun>> run_command(const ShellConfi
   ProcessOptions options;
   options.argv = {config.shell, "-c", request.command};
   options.cwd = request.cwd.string();
-  options.env = scrubbed_environment(config.env_allow);
+  options.env = scrubbed_environment(config.env_allow, config.secret_env_names);
   set_variable(options.env, "TMPDIR", temp->path().string());
   options.timeout = request.timeout;
   options.kill_grace = config.kill_grace;

@@ -1,6 +1,6 @@
-// The shell tool's configuration: timeouts, output caps, the sandbox policy and the variables a command
-// may see despite looking secret. The daemon fills it from its config; the defaults are what a session
-// gets without one.
+// The shell tool's configuration: timeouts, output caps, the sandbox policy and which variables a
+// command may see despite looking secret, or may not although they do not. The daemon fills it from
+// its config; the defaults are what a session gets without one.
 #pragma once
 
 #include <chrono>
@@ -34,7 +34,12 @@ struct ShellConfig {
   // client. The result still has the head and the tail.
   std::size_t stream_bytes = std::size_t{256} << 10;
   SandboxPolicy sandbox;
-  std::vector<std::string> env_allow;  // variables kept although their names look secret
+  // Variables kept although their names or values look secret, or lead into the user's session: the
+  // user's word, so it wins over secret_env_names too (tools/environment.h).
+  std::vector<std::string> env_allow;
+  // More variables to drop than those whose names look secret: each configured model's api_key_env
+  // (a key in MY_LLM_KEY has no telling name).
+  std::vector<std::string> secret_env_names;
 };
 
 std::shared_ptr<Tool> make_shell_tool(ShellConfig config);

@@ -4,8 +4,12 @@
 #include <stdlib.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -180,6 +184,71 @@ TEST_F(ShellTest, AllowListKeepsAVariable) {
   const ToolResult result = ran("echo \"$AGENTD_SHELL_TEST_TOKEN\"");
   ::unsetenv("AGENTD_SHELL_TEST_TOKEN");
   EXPECT_EQ(result.content, "allowed-value\nexit code 0");
+}
+
+// Sets variables of this process's environment for one test, restoring them when it goes.
+class ScopedVariables {
+ public:
+  explicit ScopedVariables(const std::vector<std::pair<std::string, std::string>>& variables) {
+    for (const auto& [name, value] : variables) {
+      const char* old = std::getenv(name.c_str());
+      saved_.emplace_back(name, old != nullptr ? std::optional<std::string>(old) : std::nullopt);
+      ::setenv(name.c_str(), value.c_str(), 1);
+    }
+  }
+  ScopedVariables(const ScopedVariables&) = delete;
+  ScopedVariables& operator=(const ScopedVariables&) = delete;
+  ~ScopedVariables() {
+    for (const auto& [name, old] : saved_) {
+      if (old) {
+        ::setenv(name.c_str(), old->c_str(), 1);
+      } else {
+        ::unsetenv(name.c_str());
+      }
+    }
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+TEST_F(ShellTest, EnvShowsNoSecretsAndNoSession) {
+  // Innocent names with credential-shaped values, session sockets, and a model key under a name that
+  // says nothing (the engine passes each model's api_key_env).
+  const std::vector<std::pair<std::string, std::string>> planted = {
+      {"AGENTD_T_URL", "https://deploy:Hunter2pass@registry.example.com/simple"},
+      {"AGENTD_T_OPENAI", "sk-proj-Planted0123456789AbCdEfGhIj"},
+      {"AGENTD_T_ANTHROPIC", "sk-ant-api03-Planted0123456789AbCdEfGh"},
+      {"AGENTD_T_GITHUB", "ghp_Planted0123456789AbCdEfGhIjKlMnOpQr"},
+      {"AGENTD_T_GITLAB", "glpat-Planted0123456789AbCd"},
+      {"AGENTD_T_SLACK", "xoxb-123456789012-1234567890123-PlantedSlackToken"},
+      {"AGENTD_T_AWS", "AKIAPLANTED012345678"},
+      {"AGENTD_T_GOOGLE", "AIzaPlanted-0123456789abcdefghijklmnopq"},
+      {"AGENTD_T_JWT", "eyJhbGciOiJIUzI1NiJ9.eyJwbGFudGVkIjp0cnVlfQ.PlantedSignature0123"},
+      {"AGENTD_T_PEM", "-----BEGIN EC PRIVATE KEY-----\nPlantedPemBody\n-----END EC PRIVATE KEY-----"},
+      {"AGENTD_T_MODEL_AUTH", "planted-custom-model-credential"},
+      {"SSH_AUTH_SOCK", "/tmp/planted-ssh-agent.sock"},
+      {"DBUS_SESSION_BUS_ADDRESS", "unix:path=/tmp/planted-bus"},
+      {"XDG_RUNTIME_DIR", "/tmp/planted-runtime"},
+      {"DISPLAY", ":4242"},
+      {"KRB5CCNAME", "FILE:/tmp/planted-krb5cc"},
+  };
+  const ScopedVariables variables(planted);
+  const ScopedVariables ordinary({{"AGENTD_T_PLAIN_PATH", "/usr/share/doc"},
+                                  {"AGENTD_T_PLAIN_URL", "https://example.com/docs"},
+                                  {"AGENTD_T_PLAIN_NUMBER", "4242"}});
+  config_.secret_env_names = {"AGENTD_T_MODEL_AUTH"};
+  tool_ = make_shell_tool(config_);
+  const ToolResult result = ran("env");
+  ASSERT_TRUE(result.ok) << result.content;
+  for (const auto& [name, value] : planted) {
+    EXPECT_EQ(result.content.find(name + "="), std::string::npos) << name << " reached the command";
+    EXPECT_EQ(result.content.find(value.substr(0, 20)), std::string::npos) << value;
+  }
+  EXPECT_NE(result.content.find("\nPATH="), std::string::npos);
+  EXPECT_NE(result.content.find("AGENTD_T_PLAIN_PATH=/usr/share/doc\n"), std::string::npos) << result.content;
+  EXPECT_NE(result.content.find("AGENTD_T_PLAIN_URL=https://example.com/docs\n"), std::string::npos);
+  EXPECT_NE(result.content.find("AGENTD_T_PLAIN_NUMBER=4242\n"), std::string::npos);
 }
 
 TEST_F(ShellTest, SandboxedCommandCannotWriteOutsideTheWorkspace) {
