@@ -101,6 +101,7 @@ CallSubject call_subject(const tools::ToolSpec& spec, const support::Json& input
   };
   if (spec.kind == tools::ToolKind::execute) {
     subject.argument = field("command");
+    subject.command = tools::parse_shell_command(subject.argument);
   } else {
     const std::string path = field("path");
     subject.argument = tools::lexical_display(path.empty() ? "." : path, std::filesystem::path(cwd));
@@ -108,18 +109,172 @@ CallSubject call_subject(const tools::ToolSpec& spec, const support::Json& input
   return subject;
 }
 
-const PermissionRule* PermissionPolicy::first_match(const CallSubject& call, Verdict verdict) const {
-  for (const auto& rule : rules_) {
-    if (rule.verdict != verdict) continue;
-    if (rule.tool != call.tool && (call.category.empty() || rule.tool != call.category)) continue;
-    if (rule.pattern) {
-      // Commands are text: `*` crosses spaces and slashes. Paths match component-wise, as in .gitignore.
-      const bool command = call.category == "shell";
-      if (!tools::wildmatch(*rule.pattern, call.argument, !command)) continue;
+namespace {
+
+bool applies_to(const PermissionRule& rule, const CallSubject& call) {
+  return rule.tool == call.tool || (!call.category.empty() && rule.tool == call.category);
+}
+
+// ---- Shell rules: matched per simple command of the parsed line (tools/shell_command.h) ----
+
+bool is_shell(const CallSubject& call) { return call.category == "shell"; }
+
+// The call's parsed command line: the one call_subject made, else parsed here into `scratch`.
+const tools::ShellCommandLine& parsed_command(const CallSubject& call,
+                                              std::optional<tools::ShellCommandLine>& scratch) {
+  if (call.command) return *call.command;
+  if (!scratch) scratch = tools::parse_shell_command(call.argument);
+  return *scratch;
+}
+
+// A pattern without wildcards matches one text only. "Always" answers are such patterns (rule_for_answer
+// escapes the line), and they match the whole line as typed, whatever it holds.
+bool is_literal(std::string_view pattern) {
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '\\') {
+      ++i;
+    } else if (pattern[i] == '*' || pattern[i] == '?' || pattern[i] == '[') {
+      return false;
     }
+  }
+  return true;
+}
+bool matches_line(std::string_view pattern, const CallSubject& call) {
+  return is_literal(pattern) && tools::wildmatch(pattern, call.argument, false);
+}
+
+std::string join_plain(std::span<const std::string> words) {
+  std::string out;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (i > 0) out += ' ';
+    out += words[i];
+  }
+  return out;
+}
+
+// The texts a deny or ask rule is tried on, for the command's first `count` words: with the program's name
+// (`git push`) and as written (`/usr/bin/git push`), each quoted as allow rules see it and unquoted, so that
+// neither a directory nor a word holding a space hides a match.
+std::vector<std::string> deny_texts(const tools::ShellSimpleCommand& cmd, std::size_t count) {
+  std::vector<std::string> named(cmd.words.begin(), cmd.words.begin() + static_cast<std::ptrdiff_t>(count));
+  std::vector<std::string> written = named;
+  if (!written.empty()) written[0] = cmd.program;
+  return {tools::shell_words_text(named), join_plain(named), tools::shell_words_text(written), join_plain(written)};
+}
+
+// An allow rule must match the command as written: `./git status` is not `git status`.
+bool allow_matches(std::string_view pattern, const tools::ShellSimpleCommand& cmd) {
+  std::vector<std::string> written = cmd.words;
+  if (!written.empty()) written[0] = cmd.program;
+  return tools::wildmatch(pattern, tools::shell_words_text(written), false);
+}
+
+// Whether some text starting with `prefix`, then unknown words, could match `pattern`: the pattern's start
+// up to its first wildcard and the prefix agree as far as both go. Never wrongly no; sometimes wrongly yes.
+bool may_match_after(std::string_view pattern, std::string_view prefix) {
+  std::string literal;
+  for (std::size_t i = 0; i < pattern.size() && literal.size() < prefix.size(); ++i) {
+    char c = pattern[i];
+    if (c == '*' || c == '?' || c == '[') break;
+    if (c == '\\' && i + 1 < pattern.size()) c = pattern[++i];
+    literal += c;
+  }
+  return prefix.starts_with(literal) || std::string_view(literal).starts_with(prefix);
+}
+
+std::string uncertain_reason(const tools::ShellCommandLine& line) {
+  return fmt::format("the command uses {}, which rules cannot see into", line.uncertain);
+}
+
+}  // namespace
+
+const PermissionRule* PermissionPolicy::first_match(const CallSubject& call, Verdict verdict) const {
+  if (is_shell(call)) {
+    std::optional<tools::ShellCommandLine> scratch;
+    const tools::ShellCommandLine& line = parsed_command(call, scratch);
+    return verdict == Verdict::allow ? shell_allow(call, line).rule : shell_match_any(call, line, verdict);
+  }
+  for (const auto& rule : rules_) {
+    if (rule.verdict != verdict || !applies_to(rule, call)) continue;
+    // Paths match component-wise, as in .gitignore.
+    if (rule.pattern && !tools::wildmatch(*rule.pattern, call.argument, true)) continue;
     return &rule;
   }
   return nullptr;
+}
+
+// A deny or ask rule matches a line when it matches any of its simple commands, or the whole line.
+const PermissionRule* PermissionPolicy::shell_match_any(const CallSubject& call, const tools::ShellCommandLine& line,
+                                                        Verdict verdict) const {
+  for (const auto& rule : rules_) {
+    if (rule.verdict != verdict || !applies_to(rule, call)) continue;
+    if (!rule.pattern || matches_line(*rule.pattern, call)) return &rule;
+    for (const auto& cmd : line.commands) {
+      for (const auto& text : deny_texts(cmd, cmd.words.size())) {
+        if (tools::wildmatch(*rule.pattern, text, false)) return &rule;
+      }
+    }
+  }
+  return nullptr;
+}
+
+std::string PermissionPolicy::shell_deny_doubt(const CallSubject& call, const tools::ShellCommandLine& line) const {
+  for (const auto& rule : rules_) {
+    if (rule.verdict != Verdict::deny || !applies_to(rule, call)) continue;
+    if (!line.certain()) {
+      return fmt::format("{}, so the rule deny \"{}\" ({}) cannot be ruled out", uncertain_reason(line), rule.text(),
+                         rule.source);
+    }
+    if (!rule.pattern) continue;
+    for (const auto& cmd : line.commands) {
+      if (cmd.literal_words >= cmd.words.size()) continue;
+      for (const auto& text : deny_texts(cmd, cmd.literal_words)) {
+        if (!may_match_after(*rule.pattern, text)) continue;
+        return fmt::format("`{}` in the command may expand into something the rule deny \"{}\" ({}) matches",
+                           cmd.words[cmd.literal_words], rule.text(), rule.source);
+      }
+    }
+  }
+  return {};
+}
+
+// An allow rule allows a line when every simple command in it is matched by an allow rule, writes to no
+// file through a redirection and sets no variables (`PATH=.`, `LD_PRELOAD=` change what runs), and the
+// line is certain and no deny rule can be in doubt. A rule matching the whole line as typed allows it.
+PermissionPolicy::ShellAllow PermissionPolicy::shell_allow(const CallSubject& call,
+                                                           const tools::ShellCommandLine& line) const {
+  const auto allow_rules = [&](const auto& fn) -> const PermissionRule* {
+    for (const auto& rule : rules_) {
+      if (rule.verdict == Verdict::allow && applies_to(rule, call) && fn(rule)) return &rule;
+    }
+    return nullptr;
+  };
+  const auto* whole_line =
+      allow_rules([&](const PermissionRule& r) { return r.pattern && matches_line(*r.pattern, call); });
+  if (whole_line != nullptr) return {whole_line, {}};
+  if (std::string doubt = shell_deny_doubt(call, line); !doubt.empty()) return {nullptr, std::move(doubt)};
+  if (const auto* rule = allow_rules([](const PermissionRule& r) { return !r.pattern; })) return {rule, {}};
+  if (!line.certain()) return {nullptr, uncertain_reason(line)};
+  if (line.commands.empty()) return {};
+  const PermissionRule* first = nullptr;
+  std::string why_not;
+  for (const auto& cmd : line.commands) {
+    const auto* rule =
+        allow_rules([&](const PermissionRule& r) { return r.pattern && allow_matches(*r.pattern, cmd); });
+    if (rule == nullptr) return {};
+    if (first == nullptr) first = rule;
+    const auto writing = std::find_if(cmd.redirections.begin(), cmd.redirections.end(),
+                                      [](const tools::ShellRedirection& r) { return r.writes; });
+    if (writing != cmd.redirections.end() && why_not.empty()) {
+      why_not = fmt::format("the command writes to {} with `{}`, and allow rules do not cover writing redirections",
+                            writing->target, writing->op);
+    } else if (!cmd.assignments.empty() && why_not.empty()) {
+      why_not = fmt::format("the command sets {} for {}, which can change what it runs; allow rules do not cover that",
+                            cmd.assignments.front(), cmd.words.empty() ? "the shell" : cmd.words.front());
+    }
+  }
+  if (!why_not.empty()) return {nullptr, std::move(why_not)};
+  return {first, {}};
 }
 
 void PermissionPolicy::remove_approval(std::int64_t approval_id) {
@@ -138,8 +293,9 @@ std::optional<PermissionRule> PermissionPolicy::rule_for_answer(const CallSubjec
   PermissionRule rule;
   rule.verdict = answer == PermissionAnswer::allow_always ? Verdict::allow : Verdict::deny;
   rule.tool = call.tool;
-  // A command is approved as typed (approving `npm test` must not approve `npm test; rm -rf ~`); a
-  // command containing wildmatch's special characters is escaped so it matches only itself.
+  // A command is approved as typed (approving `npm test` must not approve `npm test; rm -rf ~`): the
+  // pattern is the line with wildmatch's special characters escaped, so it has no wildcard and matches the
+  // whole line (see shell_allow); per simple command it matches only a command with exactly these words.
   if (call.category == "shell") {
     std::string escaped;
     for (const char c : call.argument) {
@@ -158,6 +314,13 @@ PermissionDecision PermissionPolicy::decide(const CallSubject& call, tools::Risk
     return fmt::format("{} by the rule {} \"{}\" ({})", what, verdict_name(rule.verdict), rule.text(), rule.source);
   };
   if (const auto* rule = first_match(call, Verdict::deny)) return {Verdict::deny, by_rule(*rule, "denied")};
+  // Shell: a line a deny rule cannot be ruled out for (uncertain, or `git $x`) asks, even in bypass mode.
+  std::optional<tools::ShellCommandLine> shell_scratch;
+  if (is_shell(call) && mode_ == PermissionMode::bypass) {
+    if (std::string doubt = shell_deny_doubt(call, parsed_command(call, shell_scratch)); !doubt.empty()) {
+      return {Verdict::ask, std::move(doubt)};
+    }
+  }
   if (mode_ == PermissionMode::bypass) return {Verdict::allow, "bypass mode"};
   const bool mutating = tools::is_mutating(risk);
   if (mode_ == PermissionMode::plan && mutating) {
@@ -174,6 +337,12 @@ PermissionDecision PermissionPolicy::decide(const CallSubject& call, tools::Risk
   if (!mutating) return {Verdict::allow, "reading inside the workspace"};
   if (mode_ == PermissionMode::accept_edits && !has_risk(risk, Risk::execute) && !has_risk(risk, Risk::network)) {
     return {Verdict::allow, "acceptEdits mode"};
+  }
+  // Shell: why no allow rule applied, when the line itself is the reason.
+  if (is_shell(call)) {
+    if (std::string why = shell_allow(call, parsed_command(call, shell_scratch)).why_not; !why.empty()) {
+      return {Verdict::ask, std::move(why)};
+    }
   }
   return {Verdict::ask, fmt::format("{} needs approval ({})", call.tool, tools::risk_names(risk))};
 }

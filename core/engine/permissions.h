@@ -13,6 +13,7 @@
 
 #include "core/support/json.h"
 #include "core/support/result.h"
+#include "tools/shell_command.h"
 #include "tools/tool.h"
 
 namespace agentd::core {
@@ -38,9 +39,11 @@ struct PermissionDecision {
 
 // A rule: `tool` or `tool(pattern)`. `tool` is a tool name (`shell`, `write_file`, `mcp__fs__read`) or a
 // category every tool of a kind belongs to: `read` (reading and searching tools), `edit` (tools that change
-// files), `shell` (tools that execute). The pattern is matched against the call's argument: the command
-// line for `shell` (`*` matches anything, spaces and slashes included), else the path relative to the
-// session's cwd (git's wildmatch: `*` within a component, `**` across them). No pattern: every call.
+// files), `shell` (tools that execute). For `shell` the pattern is matched against each simple command of
+// the line (tools/shell_command.h; `*` matches anything, spaces and slashes included): an allow rule must
+// cover every one, a deny or ask rule any one; a pattern without wildcards also matches the whole line as
+// typed. For the others it is matched against the path relative to the session's cwd (git's wildmatch:
+// `*` within a component, `**` across them). No pattern: every call.
 struct PermissionRule {
   Verdict verdict = Verdict::ask;
   std::string tool;
@@ -60,6 +63,8 @@ struct CallSubject {
   std::string tool;
   std::string category;  // "read", "edit", "shell", or "" for tools of no category
   std::string argument;  // the command line, or the path relative to the cwd (absolute outside it); may be ""
+  // For tools that execute: `argument` parsed into simple commands. decide() parses it when this is unset.
+  std::optional<tools::ShellCommandLine> command = std::nullopt;
 };
 std::string_view tool_category(tools::ToolKind kind) noexcept;
 // The subject of a call: the `command` field for tools that execute, else the `path` field shown relative
@@ -82,7 +87,8 @@ class PermissionPolicy {
   void set_approval_id(std::string_view rule_text, std::int64_t approval_id);
   const std::vector<PermissionRule>& rules() const noexcept { return rules_; }
 
-  // In order: a matching deny rule denies; bypass allows; plan denies what would change anything; a
+  // In order: a matching deny rule denies; bypass allows (but asks about a shell line a deny rule cannot be
+  // ruled out for, see shell_deny_doubt); plan denies what would change anything; a
   // matching ask rule asks; a matching allow rule allows; a call outside the workspace asks; reading
   // is allowed; acceptEdits allows edits; everything else asks. `rule` names the deciding rule, if any.
   PermissionDecision decide(const CallSubject& call, tools::Risk risk) const;
@@ -92,6 +98,20 @@ class PermissionPolicy {
 
  private:
   const PermissionRule* first_match(const CallSubject& call, Verdict verdict) const;
+
+  // Shell rules, matched per simple command (see PermissionRule). `why_not` says why no allow rule applies
+  // when that is worth telling: the line is uncertain, a deny rule cannot be ruled out, or a redirection
+  // writes to a file.
+  struct ShellAllow {
+    const PermissionRule* rule = nullptr;
+    std::string why_not;
+  };
+  ShellAllow shell_allow(const CallSubject& call, const tools::ShellCommandLine& line) const;
+  const PermissionRule* shell_match_any(const CallSubject& call, const tools::ShellCommandLine& line,
+                                        Verdict verdict) const;
+  // Why a shell deny rule cannot be ruled out for this line ("" when it can): the parser could not see
+  // through it, or a word that may expand (`git $x`) could make it match. Such a line asks even in bypass.
+  std::string shell_deny_doubt(const CallSubject& call, const tools::ShellCommandLine& line) const;
 
   PermissionMode mode_ = PermissionMode::default_mode;
   std::vector<PermissionRule> rules_;
