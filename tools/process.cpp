@@ -330,6 +330,8 @@ struct Tree {
   if (launch.sandbox != nullptr) {
     const char* step = "sandbox";
     if (const int error = launch.sandbox->apply_in_child(&step); error != 0) fail_child(failure_fd, step, error);
+    // Once more: the sandbox's mounts are seen only by a fresh lookup, and the old cwd could be below one.
+    if (launch.cwd != nullptr && ::chdir(launch.cwd) != 0) fail_child(failure_fd, "chdir", errno);
   }
   // After the sandbox: entering a user namespace would clear it. Should the supervisor die (SIGKILL by
   // someone), the program goes with it rather than running on unsupervised.

@@ -8,11 +8,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -20,6 +22,7 @@
 #include "tools/environment.h"
 #include "tools/path_guard.h"
 #include "tools/process.h"
+#include "tools/search.h"
 
 namespace agentd::tools {
 namespace builtin {
@@ -188,12 +191,33 @@ boost::asio::awaitable<support::Result<CommandRun>> run_command(const ShellConfi
       if (fs::is_directory(dir, ec)) sandbox_request.writable.emplace_back(dir);
     }
     sandbox_request.deny_network = config.sandbox.deny_network;
-    auto prepared = SandboxPlan::prepare(sandbox_request);
+    // The mount namespace: .agentd/ and git's config and hooks read-only, secrets and deny-listed files
+    // hidden. Where the kernel cannot give one, the same consent as for no sandbox at all runs the
+    // command with Landlock alone.
+    sandbox_request.protected_roots = guard.roots();
+    sandbox_request.denied_paths = guard.denied();
+    sandbox_request.hide_user_secrets = true;
+    sandbox_request.mounts_optional = config.sandbox.allow_unsandboxed;
+    // Off the loop: the plan scans the workspace for deny-listed files.
+    auto prepare = [request = std::move(sandbox_request)]() -> support::Result<SandboxPlan> {
+      try {
+        return SandboxPlan::prepare(request);
+      } catch (const std::exception& e) {
+        return support::Error(Errc::internal, fmt::format("preparing the sandbox failed: {}", e.what()));
+      }
+    };
+    auto prepared = co_await run_off_loop(std::move(prepare));
     if (prepared) {
       plan.emplace(std::move(*prepared));
       options.sandbox = &*plan;
       run.sandbox.set("enforced", true);
       run.sandbox.set("description", plan->describe());
+      if (!plan->mount_namespace_error().empty()) {
+        run.unsandboxed = fmt::format(
+            "no mount namespace on this kernel ({}), so .git/config, .git/hooks and .agentd/ were writable and "
+            "the user's secrets readable; only Landlock kept writes inside the workspace",
+            plan->mount_namespace_error());
+      }
     } else if (prepared.error().code() == Errc::unsupported && config.sandbox.allow_unsandboxed) {
       run.unsandboxed = prepared.error().message();
     } else {
@@ -225,6 +249,8 @@ boost::asio::awaitable<support::Result<CommandRun>> run_command(const ShellConfi
     context.progress(chunk);
   };
   auto ran = co_await run_process(options, on_output, context.cancel);
+  // The whole tree is dead now: undo what it made of the protected paths no mount could cover.
+  const std::vector<fs::path> removed = plan ? plan->remove_created_protected_paths() : std::vector<fs::path>{};
   if (!ran) {
     if (ran.error().code() == Errc::cancelled) co_return std::move(ran).error();
     if (ran.error().code() == Errc::unavailable) {
@@ -242,6 +268,14 @@ boost::asio::awaitable<support::Result<CommandRun>> run_command(const ShellConfi
                              fmt::format("{} cancelled: the command and every process it started were killed", what));
   }
   run.process = std::move(*ran);
+  if (!removed.empty()) {
+    std::string names;
+    for (const auto& path : removed) names += (names.empty() ? "" : ", ") + path.string();
+    run.process.output += fmt::format(
+        "\n[agentd removed {}: the command created protected paths, which are read-only in the sandbox (agentd's "
+        "and git's configuration); change them with the file tools, which ask the user]\n",
+        names);
+  }
   co_return run;
 }
 
