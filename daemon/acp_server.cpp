@@ -14,6 +14,7 @@
 #include "core/support/cancel_asio.h"
 #include "core/support/log.h"
 #include "core/support/version.h"
+#include "daemon/trust.h"
 #include "protocol/acp/client_methods.h"
 #include "protocol/acp/methods.h"
 #include "protocol/acp/session.h"
@@ -333,6 +334,32 @@ Result<std::vector<tools::mcp::ServerConfig>> mcp_configs(const std::vector<acp:
   return out;
 }
 
+struct ProjectTrustParams {
+  std::string cwd;
+  bool trusted = true;
+};
+bool from_json(const support::JsonIn& in, ProjectTrustParams& out) {
+  return in.required("cwd", out.cwd) && in.optional("trusted", out.trusted);
+}
+
+// `_meta.agentd.projectTrust` for a session whose project's loosening settings were ignored.
+Json project_trust_meta(const core::Session& session) {
+  const auto& untrusted = session.settings().untrusted;
+  if (!untrusted) return Json();
+  Json trust = Json::object();
+  trust["trusted"] = false;
+  trust["project"] = untrusted->project;
+  trust["file"] = untrusted->file;
+  trust["digest"] = untrusted->digest;
+  Json ignored = Json::array();
+  for (const auto& i : untrusted->ignored) ignored.push_back(Json(i));
+  trust["ignored"] = std::move(ignored);
+  trust["message"] = untrusted->message;
+  Json meta = Json::object();
+  meta["projectTrust"] = std::move(trust);
+  return agentd_meta(std::move(meta));
+}
+
 struct VerifyPlanParams {
   std::string session_id;
   std::vector<std::string> files;
@@ -603,6 +630,7 @@ AcpServer::AcpServer(protocol::Peer& peer, core::SessionManager& sessions)
         response.session_id = (*session)->id();
         response.modes = mode_state(**session);
         response.config_options = config_options(**session);
+        response.meta = project_trust_meta(**session);
         co_return response;
       });
 
@@ -626,6 +654,7 @@ AcpServer::AcpServer(protocol::Peer& peer, core::SessionManager& sessions)
         acp::LoadSessionResponse response;
         response.modes = mode_state(**session);
         response.config_options = config_options(**session);
+        response.meta = project_trust_meta(**session);
         co_return response;
       });
 
@@ -640,6 +669,7 @@ AcpServer::AcpServer(protocol::Peer& peer, core::SessionManager& sessions)
         acp::ResumeSessionResponse response;
         response.modes = mode_state(**session);
         response.config_options = config_options(**session);
+        response.meta = project_trust_meta(**session);
         co_return response;
       });
 
@@ -833,6 +863,25 @@ AcpServer::AcpServer(protocol::Peer& peer, core::SessionManager& sessions)
                                                 if (!session) co_return session_not_open(p.session_id);
                                                 co_return co_await session->preview_context(std::move(p.input));
                                               });
+
+  // Trust a project's loosening settings as its config file has them now (daemon/trust.h); sessions
+  // started afterwards get them. {cwd, trusted: false} withdraws the trust.
+  peer_.on_request<ProjectTrustParams, Json>("_agentd/project/trust", [](const ProjectTrustParams& p) -> Result<Json> {
+    auto state = trust_project(p.cwd, p.trusted);
+    if (!state) return std::move(state).error();
+    Json result = Json::object();
+    result["project"] = state->project;
+    result["file"] = state->file;
+    result["trusted"] = state->trusted;
+    result["digest"] = state->digest;
+    Json settings = Json::array();
+    for (const auto& l : state->loosenings) settings.push_back(Json(fmt::format("{} = {}", l.setting, l.value)));
+    result["settings"] = std::move(settings);
+    result["trustFile"] = state->trust_file;
+    log::info("project {} {} (settings digest {})", state->project, state->trusted ? "trusted" : "no longer trusted",
+              state->digest);
+    return result;
+  });
 
   peer_.on_request_async<VerifyPlanParams, Json>("_agentd/verify/plan",
                                                  [this](VerifyPlanParams p, Token) -> asio::awaitable<Result<Json>> {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -383,8 +384,8 @@ Result<bool> apply_file(Config& config, const std::string& path, bool must_exist
 
 }  // namespace
 
-Result<Config> load_config(const ConfigInputs& inputs) {
-  Config config;
+Result<ProjectLayers> read_project_layers(const ConfigInputs& inputs) {
+  ProjectLayers layers;
   std::string user_file;
   if (inputs.user_file) {
     user_file = *inputs.user_file;
@@ -393,17 +394,45 @@ Result<Config> load_config(const ConfigInputs& inputs) {
   } else if (const char* home = lookup(inputs.env, "HOME"); home != nullptr && *home != '\0') {
     user_file = fmt::format("{}/.config/agentd/config.json", home);
   }
-  // The file layers, in order: later ones win. Only --config must exist.
-  struct Layer {
-    std::string path;
-    bool must_exist;
-  };
-  std::vector<Layer> layers;
-  if (!user_file.empty()) layers.push_back({user_file, false});
-  layers.push_back({inputs.project_dir.value_or(".") + "/.agentd/config.json", false});
-  if (inputs.extra_file) layers.push_back({*inputs.extra_file, true});
-  for (const auto& layer : layers) {
-    if (auto r = apply_file(config, layer.path, layer.must_exist); !r) return std::move(r).error();
+  if (!user_file.empty()) {
+    if (auto r = apply_file(layers.user, user_file, false); !r) return std::move(r).error();
+    layers.trust_file = trust_file_beside(user_file);
+  }
+  std::error_code ec;
+  const std::filesystem::path dir = std::filesystem::canonical(inputs.project_dir.value_or("."), ec);
+  layers.project_dir = ec ? inputs.project_dir.value_or(".") : dir.string();
+  layers.project_file = layers.project_dir + "/.agentd/config.json";
+  layers.with_project = layers.user;
+  auto read = apply_file(layers.with_project, layers.project_file, false);
+  if (!read) return std::move(read).error();
+  layers.project_file_read = *read;
+  return layers;
+}
+
+Result<Config> load_config(const ConfigInputs& inputs) {
+  auto layers = read_project_layers(inputs);
+  if (!layers) return std::move(layers).error();
+  Config config = std::move(layers->with_project);
+  if (layers->project_file_read) {
+    ProjectTrustState state;
+    state.loosenings = find_loosenings(layers->user, config, layers->project_file);
+    if (!state.loosenings.empty()) {
+      state.project = layers->project_dir;
+      state.file = layers->project_file;
+      state.trust_file = layers->trust_file;
+      state.digest = loosening_digest(state.loosenings);
+      if (!state.trust_file.empty()) {
+        auto trusted = TrustStore(state.trust_file).digest_for(state.project);
+        if (!trusted) return std::move(trusted).error();
+        state.trusted = *trusted == state.digest;
+      }
+      if (!state.trusted) revert_loosenings(layers->user, config, layers->project_file);
+      config.project_trust = std::move(state);
+    }
+  }
+  // --config is the user's own choice, as trusted as their config file; it comes after the project's.
+  if (inputs.extra_file) {
+    if (auto r = apply_file(config, *inputs.extra_file, true); !r) return std::move(r).error();
   }
   if (const char* env_model = lookup(inputs.env, "AGENTD_MODEL"); env_model != nullptr && *env_model != '\0') {
     config.model = env_model;
@@ -467,9 +496,23 @@ core::ProjectSettings project_settings(Config config, std::optional<model::Model
   settings.headless = config.headless;
   settings.denied_paths = config.deny_paths;
   settings.shell = shell_config(config.shell);
+  // A model's key may live in a variable of any name ("api_key_env": "MY_LLM_KEY"): commands never see it.
+  for (const auto& [name, model] : config.models) {
+    (void)name;
+    if (!model.api_key_env.empty()) settings.shell.secret_env_names.push_back(model.api_key_env);
+  }
+  if (auto chosen = resolve_model(config, config.model, {}); chosen && !chosen->api_key_env.empty()) {
+    settings.shell.secret_env_names.push_back(chosen->api_key_env);
+  }
   settings.verify = config.verify;
   settings.mcp_servers = config.mcp_servers;
   settings.sources = config.sources;
+  if (config.project_trust && !config.project_trust->trusted) {
+    const ProjectTrustState& trust = *config.project_trust;
+    core::UntrustedProject untrusted{trust.project, trust.file, trust.digest, {}, untrusted_message(trust)};
+    for (const auto& l : trust.loosenings) untrusted.ignored.push_back(fmt::format("{} = {}", l.setting, l.value));
+    settings.untrusted = std::move(untrusted);
+  }
   auto shared = std::make_shared<const Config>(std::move(config));
   settings.resolve_model =
       [shared, override_model = std::move(override_model)](std::string_view spec) -> Result<model::ModelConfig> {

@@ -15,6 +15,7 @@
 #include "core/engine/project_settings.h"
 #include "core/model/model_config.h"
 #include "core/support/result.h"
+#include "daemon/trust.h"
 #include "tools/builtin/shell.h"
 
 namespace agentd::daemon {
@@ -49,6 +50,9 @@ struct Config {
   // an earlier one of the same name.
   std::vector<tools::mcp::ServerConfig> mcp_servers;
   std::vector<std::string> sources;  // the files that were read, in order
+  // Set when the project's file asks for settings that loosen the user's (daemon/trust.h): whether they
+  // apply (the project is trusted with this digest) or were put back to the user's.
+  std::optional<ProjectTrustState> project_trust;
 };
 
 struct ConfigInputs {
@@ -59,6 +63,20 @@ struct ConfigInputs {
   core::model::EnvLookup env;              // null: the process environment
 };
 
+// Layers (1) and (2) as written, before trust is applied: the user's file alone, and the project's file
+// over it. For load_config and for recording trust (daemon/trust.h).
+struct ProjectLayers {
+  Config user;
+  Config with_project;
+  std::string project_dir;   // canonical
+  std::string project_file;  // <project_dir>/.agentd/config.json
+  bool project_file_read = false;
+  std::string trust_file;  // trusted-projects.json beside the user's file; empty without a config dir
+};
+support::Result<ProjectLayers> read_project_layers(const ConfigInputs& inputs);
+
+// All layers. The project's loosening settings apply only if the user trusted the project with exactly
+// them (TrustStore); otherwise they are put back to the user's and Config::project_trust says which.
 support::Result<Config> load_config(const ConfigInputs& inputs);
 
 // Parses one config file's text into `config` (a layer over what is there). `file` names it in errors.

@@ -63,6 +63,9 @@ int run_daemon(const Options& options, int in_fd, int out_fd) {
     return 1;
   }
   for (const auto& source : config->sources) log::debug("config: read {}", source);
+  if (config->project_trust && !config->project_trust->trusted) {
+    log::warn("{}", untrusted_message(*config->project_trust));
+  }
 
   std::optional<DemoModelServer> demo;
   if (options.demo) {
@@ -148,6 +151,9 @@ int run_daemon(const Options& options, int in_fd, int out_fd) {
     auto loaded = load_config(ConfigInputs{std::nullopt, cwd, config_file, model_flag, {}});
     if (!loaded) return std::move(loaded).error();
     for (const auto& source : loaded->sources) log::debug("config for {}: read {}", cwd, source);
+    if (loaded->project_trust && !loaded->project_trust->trusted) {
+      log::warn("{}", untrusted_message(*loaded->project_trust));
+    }
     if (demo_model) {
       // In --demo every name is the scripted server, which needs no key.
       loaded->models.clear();

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -256,6 +257,48 @@ std::string lexical_display(std::string_view given, const fs::path& cwd) {
   if (!normal.is_absolute() || !is_under(normal, cwd)) return normal.string();
   const fs::path relative = normal.lexically_relative(cwd);
   return relative.empty() ? "." : relative.string();
+}
+
+std::optional<std::string> protected_path(const fs::path& absolute,
+                                          const std::function<const char*(const char*)>& env) {
+  const auto lookup = [&](const char* name) -> std::string {
+    const char* value = env ? env(name) : std::getenv(name);  // NOLINT(concurrency-mt-unsafe): read-only use
+    return value != nullptr && *value == '/' ? std::string(value) : std::string();
+  };
+  // Inside a repository or project, wherever it sits.
+  bool in_git = false;
+  for (const auto& part : absolute) {
+    const std::string name = part.string();
+    if (name == ".agentd") return std::string("it holds agentd's settings for the project (.agentd/)");
+    if (in_git && (name == "config" || name == "config.worktree" || name == "hooks" || name == "info")) {
+      return std::string("it is git's configuration, hooks or info, which make git run commands");
+    }
+    // .git/config, .git/modules/x/config, .git/worktrees/x/config.worktree
+    if (name == ".git") in_git = true;
+  }
+  // The user's own files, found through the environment.
+  const std::string home = lookup("HOME");
+  std::vector<std::pair<fs::path, std::string_view>> dirs;
+  const std::string config_home = lookup("XDG_CONFIG_HOME");
+  const std::string data_home = lookup("XDG_DATA_HOME");
+  constexpr std::string_view kAgentd =
+      "it is agentd's own configuration or data (settings, trusted projects, approvals)";
+  constexpr std::string_view kGit = "it is the user's git configuration, which makes git run commands";
+  if (!config_home.empty()) {
+    dirs.emplace_back(fs::path(config_home) / "agentd", kAgentd);
+    dirs.emplace_back(fs::path(config_home) / "git", kGit);
+  }
+  if (!data_home.empty()) dirs.emplace_back(fs::path(data_home) / "agentd", kAgentd);
+  if (!home.empty()) {
+    dirs.emplace_back(fs::path(home) / ".config" / "agentd", kAgentd);
+    dirs.emplace_back(fs::path(home) / ".local" / "share" / "agentd", kAgentd);
+    dirs.emplace_back(fs::path(home) / ".config" / "git", kGit);
+    dirs.emplace_back(fs::path(home) / ".gitconfig", kGit);
+  }
+  for (const auto& [dir, why] : dirs) {
+    if (is_under(absolute, dir.lexically_normal())) return std::string(why);
+  }
+  return std::nullopt;
 }
 
 }  // namespace agentd::tools

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -104,6 +105,16 @@ bool is_under(const std::filesystem::path& path, const std::filesystem::path& ro
 // writes). A configured match points into `configured`, which must outlive the result.
 std::optional<DeniedPath> denied_path(const std::filesystem::path& relative, PathAccess access,
                                       std::span<const std::string> configured = {});
+// Paths whose change could loosen agentd's rules or make git run code, wherever they are: a `.agentd`
+// directory (a project's agentd settings), agentd's own configuration and data directories (the user's
+// config, trusted projects, the database with persisted approvals), git's executable configuration
+// (`.git/config`, `.git/hooks/`, `.git/info/`, and the user's ~/.gitconfig and ~/.config/git/). A tool
+// may write them only after a person said yes, in every mode (DESIGN.md section 5). `absolute` is a
+// resolved path; `env` looks up HOME, XDG_CONFIG_HOME and XDG_DATA_HOME (null: the process environment).
+// Returns why the path is protected, or nullopt.
+std::optional<std::string> protected_path(const std::filesystem::path& absolute,
+                                          const std::function<const char*(const char*)>& env = nullptr);
+
 inline constexpr std::string_view kConfiguredDenyReason = "the configuration denies it (permissions.denyPaths)";
 
 }  // namespace agentd::tools

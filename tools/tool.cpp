@@ -11,12 +11,13 @@ struct RiskName {
   std::string_view name;
 };
 // In bit order, so risk_names() is stable for logs and tests.
-constexpr std::array<RiskName, 5> kRiskNames = {{
+constexpr std::array<RiskName, 6> kRiskNames = {{
     {Risk::read, "read"},
     {Risk::write, "write"},
     {Risk::execute, "execute"},
     {Risk::network, "network"},
     {Risk::outside_workspace, "outside_workspace"},
+    {Risk::protected_path, "protected_path"},
 }};
 
 // What Anthropic and OpenAI accept as a tool name; checking at registration beats a 400 mid-turn.
@@ -69,6 +70,8 @@ std::string Tool::title(const support::Json& /*input*/, const ToolContext& /*con
 std::vector<std::string> Tool::locations(const support::Json& /*input*/, const ToolContext& /*context*/) const {
   return {};
 }
+
+std::vector<ToolDiff> Tool::preview(const support::Json& /*input*/, const ToolContext& /*context*/) const { return {}; }
 
 support::Result<void> ToolRegistry::add(std::shared_ptr<Tool> tool) {
   if (tool == nullptr) return support::Error(support::Errc::invalid_argument, "cannot register a null tool");

@@ -29,6 +29,9 @@ enum class Risk : std::uint32_t {
   execute = 1U << 2,
   network = 1U << 3,
   outside_workspace = 1U << 4,
+  // The call would change agentd's own settings or data, or git's executable configuration
+  // (tools/path_guard.h protected_path): asked about in every mode, by a person.
+  protected_path = 1U << 5,
 };
 constexpr Risk operator|(Risk a, Risk b) noexcept {
   return static_cast<Risk>(static_cast<std::uint32_t>(a) | static_cast<std::uint32_t>(b));
@@ -129,6 +132,9 @@ class Tool {
   virtual std::string title(const support::Json& input, const ToolContext& context) const;
   // Absolute paths the call will touch, for the client's `locations` before it runs. Default: none.
   virtual std::vector<std::string> locations(const support::Json& input, const ToolContext& context) const;
+  // What the call would change, for the permission prompt, so the user judges the change itself and not
+  // its description. Changes nothing; may read the disk. Default: nothing to show.
+  virtual std::vector<ToolDiff> preview(const support::Json& input, const ToolContext& context) const;
   // Runs the call. Failures the model can fix are ToolResult::failure(); cancellation returns
   // Errc::cancelled; anything else that ends the turn is another error.
   virtual boost::asio::awaitable<support::Result<ToolResult>> run(support::Json input, ToolContext& context) = 0;

@@ -314,6 +314,16 @@ PermissionDecision PermissionPolicy::decide(const CallSubject& call, tools::Risk
     return fmt::format("{} by the rule {} \"{}\" ({})", what, verdict_name(rule.verdict), rule.text(), rule.source);
   };
   if (const auto* rule = first_match(call, Verdict::deny)) return {Verdict::deny, by_rule(*rule, "denied")};
+  // agentd's own settings and git's executable configuration: a person decides, in every mode, whatever
+  // the allow rules say (DESIGN.md section 5: nothing the model writes may loosen agentd's rules).
+  if (has_risk(risk, Risk::protected_path)) {
+    return {Verdict::ask,
+            fmt::format("{} would change {}, a protected path (agentd's own settings or git's executable "
+                        "configuration, which could loosen agentd's rules or make git run commands); only a person "
+                        "can allow that",
+                        call.tool, call.argument.empty() ? std::string("a file") : call.argument),
+            true};
+  }
   // Shell: a line a deny rule cannot be ruled out for (uncertain, or `git $x`) asks, even in bypass mode.
   std::optional<tools::ShellCommandLine> shell_scratch;
   if (is_shell(call) && mode_ == PermissionMode::bypass) {

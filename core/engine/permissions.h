@@ -35,6 +35,9 @@ enum class Verdict { allow, deny, ask };
 struct PermissionDecision {
   Verdict verdict = Verdict::ask;
   std::string reason;  // why, in words the model and the user can act on
+  // Only a person may say yes (a protected path): with no client to ask, the call is denied whatever
+  // the headless policy says.
+  bool needs_person = false;
 };
 
 // A rule: `tool` or `tool(pattern)`. `tool` is a tool name (`shell`, `write_file`, `mcp__fs__read`) or a

@@ -40,6 +40,17 @@ struct VerifySettings {
   std::uint32_t rounds = 1;
 };
 
+// A project whose config file asks for settings that loosen the user's, and which the user has not
+// trusted with them: those settings were ignored (daemon/trust.h). The client is told when a session
+// starts (`_meta.agentd.projectTrust` of session/new, load and resume).
+struct UntrustedProject {
+  std::string project;               // the directory
+  std::string file;                  // its .agentd/config.json
+  std::string digest;                // what trusting it now would bind to
+  std::vector<std::string> ignored;  // "mode = bypass", "mcpServers.build = sh -c ..."
+  std::string message;               // one line: what was ignored, and how to trust the project
+};
+
 struct ProjectSettings {
   std::string model_spec;                  // the model new sessions start with
   std::vector<std::string> model_choices;  // specs offered for selection, the default first
@@ -53,6 +64,7 @@ struct ProjectSettings {
   VerifySettings verify;                              // config `verify`
   std::vector<tools::mcp::ServerConfig> mcp_servers;  // config `mcpServers`, started for every session
   std::vector<std::string> sources;                   // the files that were read, in order
+  std::optional<UntrustedProject> untrusted;          // set when the project's loosening settings were ignored
 };
 
 // Reads the settings for a session whose cwd is `cwd` (absolute, canonical). An error (a bad project

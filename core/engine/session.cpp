@@ -874,10 +874,14 @@ asio::awaitable<model::ToolResultBlock> Session::execute_tool_call(const model::
     support::Span permission = tool_span.child("permission.request");
     if (!frontend_ || !frontend_->can_ask_permission()) {
       decided_by = "no_client";
-      decision = {settings_.headless,
-                  fmt::format("{}, and no client is attached to ask, so the headless policy ({}) decides; the "
-                              "session's mode is {}",
-                              decision.reason, verdict_name(settings_.headless), permission_mode_id(policy_.mode()))};
+      if (decision.needs_person) {
+        decision = {Verdict::deny, fmt::format("{}, and no client is attached to ask", decision.reason)};
+      } else {
+        decision = {settings_.headless,
+                    fmt::format("{}, and no client is attached to ask, so the headless policy ({}) decides; the "
+                                "session's mode is {}",
+                                decision.reason, verdict_name(settings_.headless), permission_mode_id(policy_.mode()))};
+      }
       permission.set_attribute("answer", "no_client");
     } else {
       PermissionPrompt prompt;
@@ -887,6 +891,7 @@ asio::awaitable<model::ToolResultBlock> Session::execute_tool_call(const model::
       prompt.kind = tool->spec().kind;
       prompt.raw_input = input;
       prompt.locations = tool->locations(input, context);
+      prompt.diffs = tool->preview(input, context);
       prompt.input_digest = digest;
       prompt.reason = decision.reason;
       // The client must see the call (tool_call, its input) before it is asked about it: wait until

@@ -208,6 +208,7 @@ class Cli {
 
   int run() {
     if (o_.command == Command::sessions) return list_sessions();
+    if (o_.command == Command::trust || o_.command == Command::untrust) return trust_project();
     if (!open_session()) return kExitError;
     if (o_.command == Command::trace) return show_trace();
     if (o_.command == Command::cost) return show_cost();
@@ -473,6 +474,8 @@ class Cli {
         return false;
       }
       session_ = created["result"]["sessionId"].as_string();
+      const Json& trust = created["result"]["_meta"]["agentd"]["projectTrust"];
+      if (trust.is_object()) note(text_of(trust["message"]));
     }
     if (o_.mode) {
       Json params = Json::object();
@@ -616,6 +619,33 @@ class Cli {
       last = exit_code(prompt(line));
     }
     return last == kExitCancelled ? kExitOk : last;
+  }
+
+  int trust_project() {
+    std::error_code ec;
+    const fs::path dir = fs::absolute(o_.directory.empty() ? fs::current_path() : fs::path(o_.directory), ec);
+    Json params = Json::object();
+    params["cwd"] = dir.string();
+    params["trusted"] = o_.command == Command::trust;
+    Json answer = call("_agentd/project/trust", std::move(params));
+    if (answer.contains("error")) {
+      fail(text_of(answer["error"]["message"]));
+      return kExitError;
+    }
+    const Json& r = answer["result"];
+    if (o_.command == Command::untrust) {
+      std::fprintf(stdout, "%s is no longer trusted\n", text_of(r["project"]).c_str());
+      return kExitOk;
+    }
+    const Json& settings = r["settings"];
+    if (!settings.is_array() || settings.size() == 0) {
+      std::fprintf(stdout, "%s is trusted; its config loosens nothing today\n", text_of(r["project"]).c_str());
+      return kExitOk;
+    }
+    std::fprintf(stdout, "%s is trusted with these settings of %s:\n", text_of(r["project"]).c_str(),
+                 text_of(r["file"]).c_str());
+    for (const Json& s : settings.as_array()) std::fprintf(stdout, "  %s\n", text_of(s).c_str());
+    return kExitOk;
   }
 
   int list_sessions() {

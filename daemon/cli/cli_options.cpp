@@ -13,10 +13,14 @@ std::string cli_usage() {
        agent sessions [--all]
        agent trace [TURN]
        agent cost
+       agent trust [DIR] | agent untrust [DIR]
 
 With a prompt: one turn in the current directory, streamed. Without one: an interactive loop (slash
 commands such as /help, /cost and /undo go to agentd; /exit or Ctrl-D leaves). Ctrl-C cancels the
 running turn; a second Ctrl-C exits.
+
+agent trust lets DIR's .agentd/config.json loosen your settings (its mode, sandbox, allow rules, MCP
+servers, model endpoints...) as the file is now; a later change to those settings needs trust again.
 
 options:
   -p, --print                 non-interactive: permission questions are answered from --mode and the
@@ -131,6 +135,11 @@ support::Result<CliOptions> parse_cli(const std::vector<std::string>& args) {
     if (positional.size() > 2) return Error(Errc::invalid_argument, "agent trace takes at most one TURN");
     o.command = Command::trace;
     if (positional.size() == 2) o.turn = positional[1];
+  } else if (!positional.empty() && (positional[0] == "trust" || positional[0] == "untrust")) {
+    if (positional.size() > 2)
+      return Error(Errc::invalid_argument, fmt::format("agent {} takes at most one DIR", positional[0]));
+    o.command = positional[0] == "trust" ? Command::trust : Command::untrust;
+    if (positional.size() == 2) o.directory = positional[1];
   } else if (!positional.empty() && positional[0] == "cost") {
     if (positional.size() > 1) return Error(Errc::invalid_argument, "agent cost takes no arguments");
     o.command = Command::cost;

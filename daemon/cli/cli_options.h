@@ -10,7 +10,7 @@
 
 namespace agentd::daemon::cli {
 
-enum class Command { prompt, interactive, sessions, trace, cost, help, version };
+enum class Command { prompt, interactive, sessions, trace, cost, trust, untrust, help, version };
 enum class OutputFormat { text, json, jsonl };
 
 // Exit codes, documented in README ("The agent CLI").
@@ -36,6 +36,7 @@ struct CliOptions {
   std::optional<std::string> agentd;  // --agentd PATH (else $AGENTD_BIN, next to agent, PATH)
   std::optional<std::string> log;     // --log FILE (agentd's stderr)
   std::optional<std::string> turn;    // agent trace TURN
+  std::string directory;              // agent trust/untrust DIR (default: the current directory)
   bool all = false;                   // agent sessions --all
   bool demo = false;                  // --demo: agentd's scripted offline model
 };

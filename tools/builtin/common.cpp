@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <limits>
 
 #include <fmt/format.h>
@@ -94,6 +97,38 @@ WalkOptions walk_options(const PathGuard& guard, const std::filesystem::path& ro
 
 std::string SingleFileTool::title(const support::Json& input, const ToolContext& context) const {
   return verb_ + " " + lexical_display(string_field(input, "path"), context.cwd);
+}
+
+Risk SingleFileTool::assess(const support::Json& input, const ToolContext& context) const {
+  Risk risk = spec_.base_risk;
+  if (access_ != PathAccess::write) return risk;
+  // Resolved as run() will resolve it, so a symlink to a protected file is seen for what it is. A path
+  // the guard refuses fails in run() with the guard's message; nothing to assess.
+  auto resolved = PathGuard(context).resolve(string_field(input, "path"), access_);
+  if (resolved && protected_path(resolved->absolute)) risk |= Risk::protected_path;
+  return risk;
+}
+
+support::Result<std::optional<std::string>> SingleFileTool::preview_current(const support::Json& input,
+                                                                            const ToolContext& context,
+                                                                            std::string& absolute) const {
+  constexpr std::uintmax_t kMaxPreviewBytes = std::uintmax_t{4} << 20;
+  auto resolved = PathGuard(context).resolve(string_field(input, "path"), access_);
+  if (!resolved) return std::move(resolved).error();
+  absolute = resolved->absolute.string();
+  std::error_code ec;
+  const auto status = std::filesystem::symlink_status(resolved->absolute, ec);
+  if (ec || status.type() == std::filesystem::file_type::not_found) return std::optional<std::string>();
+  if (status.type() != std::filesystem::file_type::regular) {
+    return support::make_error(support::Errc::invalid_argument, "{} is not a regular file", absolute);
+  }
+  if (std::filesystem::file_size(resolved->absolute, ec) > kMaxPreviewBytes || ec) {
+    return support::make_error(support::Errc::invalid_argument, "{} is too large to preview", absolute);
+  }
+  std::ifstream in(resolved->absolute, std::ios::binary);
+  if (!in) return support::make_error(support::Errc::io, "cannot read {}", absolute);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return std::optional<std::string>(std::move(text));
 }
 
 std::vector<std::string> SingleFileTool::locations(const support::Json& input, const ToolContext& context) const {

@@ -48,10 +48,18 @@ std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes);
 class SingleFileTool : public Tool {
  public:
   const ToolSpec& spec() const override { return spec_; }
+  // Writing tools add Risk::protected_path for a protected file (tools/path_guard.h).
+  Risk assess(const support::Json& input, const ToolContext& context) const override;
   std::string title(const support::Json& input, const ToolContext& context) const override;
   std::vector<std::string> locations(const support::Json& input, const ToolContext& context) const override;
 
  protected:
+  // For preview(): the file's text on disk now, nullopt when it does not exist, or an error when the path
+  // is refused or the file cannot be read (then there is nothing to preview). Files above 4 MiB are not
+  // previewed.
+  support::Result<std::optional<std::string>> preview_current(const support::Json& input, const ToolContext& context,
+                                                              std::string& absolute) const;
+
   SingleFileTool(ToolSpec spec, std::string verb, PathAccess access)
       : spec_(std::move(spec)), verb_(std::move(verb)), access_(access) {}
   ToolSpec spec_;

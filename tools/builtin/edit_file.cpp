@@ -73,6 +73,22 @@ class EditFileTool final : public SingleFileTool {
     return spec;
   }
 
+  // The edit applied to the file as it is on disk now; nothing when it would not apply (run() then says why).
+  std::vector<ToolDiff> preview(const Json& input, const ToolContext& context) const override {
+    std::string absolute;
+    auto current = preview_current(input, context, absolute);
+    if (!current || !*current) return {};
+    const std::string old_string = string_field(input, "old_string");
+    const std::string new_string = string_field(input, "new_string");
+    const Json* replace_all_field = input.find("replace_all");
+    const EditRequest request{
+        old_string, new_string,
+        replace_all_field != nullptr && replace_all_field->is_bool() && replace_all_field->as_bool()};
+    EditOutcome edit = apply_edit(**current, request);
+    if (edit.status != EditStatus::applied) return {};
+    return {ToolDiff{absolute, std::move(**current), std::move(edit.text)}};
+  }
+
   boost::asio::awaitable<support::Result<ToolResult>> run(Json input, ToolContext& context) override {
     if (auto invalid = check_input(spec_, input)) co_return std::move(*invalid);
     if (context.file_state == nullptr) co_return missing_context(spec_.name, "file_state");

@@ -63,6 +63,13 @@ class WriteFileTool final : public SingleFileTool {
     return spec;
   }
 
+  std::vector<ToolDiff> preview(const Json& input, const ToolContext& context) const override {
+    std::string absolute;
+    auto current = preview_current(input, context, absolute);
+    if (!current) return {};
+    return {ToolDiff{absolute, std::move(*current), string_field(input, "content")}};
+  }
+
   boost::asio::awaitable<support::Result<ToolResult>> run(Json input, ToolContext& context) override {
     if (auto invalid = check_input(spec_, input)) co_return std::move(*invalid);
     if (context.file_state == nullptr) co_return missing_context(spec_.name, "file_state");

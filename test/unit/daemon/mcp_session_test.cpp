@@ -49,9 +49,10 @@ struct McpFixture {
     Json servers = Json::object();
     servers["fake"] = std::move(server);
     config["mcpServers"] = std::move(servers);
+    // The user's own config (XDG_CONFIG_HOME is <dir>/config): a project's servers need trust first.
     f = std::make_unique<testing::SessionFixture>(exchanges, [text = config.dump()](const fs::path& work) {
-      fs::create_directories(work / ".agentd");
-      std::ofstream(work / ".agentd/config.json") << text;
+      fs::create_directories(work / "../config/agentd");
+      std::ofstream(work / "../config/agentd/config.json") << text;
     });
   }
 };

@@ -39,13 +39,14 @@ std::string edit(std::string_view name, std::string_view old_text, std::string_v
   return tool_reply(name, "edit_file", input.dump());
 }
 
-// The Node fixture, plus a project config: no prompts (bypass), verify.auto as given, and a sandbox
-// that falls back where the kernel has none (CI containers).
+// The Node fixture, plus the user's config (XDG_CONFIG_HOME is <dir>/config; a project file could not
+// loosen these without trust): no prompts (bypass), verify.auto as given, and a sandbox that falls back
+// where the kernel has none (CI containers).
 std::function<void(const fs::path&)> node_project(std::string_view auto_mode, bool break_more_test = false) {
   return [mode = std::string(auto_mode), break_more_test](const fs::path& work) {
     fs::copy(fs::path(AGENTD_SOURCE_DIR) / "test/fixtures/verify/node", work, fs::copy_options::recursive);
-    fs::create_directories(work / ".agentd");
-    std::ofstream(work / ".agentd/config.json")
+    fs::create_directories(work / "../config/agentd");
+    std::ofstream(work / "../config/agentd/config.json")
         << R"({"mode": "bypass", "shell": {"sandbox": "fallback"}, "verify": {"auto": ")" << mode << R"("}})";
     if (break_more_test) {
       std::ofstream(work / "test/more.test.js")

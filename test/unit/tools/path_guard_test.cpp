@@ -266,5 +266,26 @@ TEST(PathHelpers, DeniedPathReportsTheRule) {
   EXPECT_FALSE(denied_path("src/main.cpp", PathAccess::write));
 }
 
+// agentd's own settings and git's executable configuration, wherever they are (the policy asks a person
+// before any tool writes them).
+TEST(ProtectedPath, AgentdAndGitControlFilesAreProtected) {
+  const auto env = [](const char* name) -> const char* {
+    if (std::string_view(name) == "HOME") return "/home/ada";
+    if (std::string_view(name) == "XDG_CONFIG_HOME") return "/cfg";
+    return nullptr;
+  };
+  for (const char* path : {"/w/.agentd/config.json", "/w/sub/.agentd/skills/x.md", "/w/.git/config",
+                           "/w/.git/hooks/pre-commit", "/w/.git/info/attributes", "/w/.git/modules/lib/config",
+                           "/w/.git/worktrees/b/config.worktree", "/home/ada/.config/agentd/config.json",
+                           "/home/ada/.config/agentd/trusted-projects.json", "/home/ada/.local/share/agentd/agentd.db",
+                           "/cfg/agentd/config.json", "/home/ada/.gitconfig", "/home/ada/.config/git/config"}) {
+    EXPECT_TRUE(protected_path(path, env)) << path;
+  }
+  for (const char* path : {"/w/src/config", "/w/hooks/x", "/w/.git/HEAD", "/w/.git/objects/ab/cd", "/w/.gitignore",
+                           "/w/agentd/config.json", "/home/ada/.config/other/config", "/home/ada/notes.txt"}) {
+    EXPECT_FALSE(protected_path(path, env)) << path;
+  }
+}
+
 }  // namespace
 }  // namespace agentd::tools

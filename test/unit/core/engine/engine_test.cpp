@@ -202,8 +202,10 @@ TEST(Permissions, ModesDecideByRisk) {
   EXPECT_EQ(never_shell->text(), "shell(git status --short)");
   remembered.add_rule(*never_shell);
   EXPECT_EQ(remembered.decide(shell, Risk::execute).verdict, Verdict::deny);
+  // A deny rule applies to each simple command of a line: the rejected command inside a longer line is
+  // still rejected (tools/shell_command.h).
   EXPECT_EQ(remembered.decide(call("shell", "shell", "git status --short; rm -rf ~"), Risk::execute).verdict,
-            Verdict::ask);
+            Verdict::deny);
   // A command with wildcard characters approves only itself.
   auto star = PermissionPolicy::rule_for_answer(call("shell", "shell", "ls *.txt"), PermissionAnswer::allow_always);
   EXPECT_EQ(star->text(), "shell(ls \\*.txt)");

@@ -257,5 +257,34 @@ TEST_F(WriteFileTest, CancelledOrMissingContext) {
   EXPECT_EQ(no_state.error().message(), "write_file ran without file_state in its ToolContext");
 }
 
+// Before a write is allowed the user sees it: the tool previews the change as a diff, and marks a write to
+// agentd's project settings (or through a symlink to them) as a protected-path risk.
+TEST_F(WriteFileTest, PreviewsTheChangeAndMarksProtectedPaths) {
+  h_.write("notes.md", "old\n");
+  Json input = json(R"({"path": "notes.md", "content": "new\n"})");
+  auto diffs = tool_->preview(input, h_.context);
+  ASSERT_EQ(diffs.size(), 1U);
+  EXPECT_EQ(diffs[0].path, h_.path("notes.md").string());
+  EXPECT_EQ(diffs[0].old_text, std::optional<std::string>("old\n"));
+  EXPECT_EQ(diffs[0].new_text, "new\n");
+  EXPECT_FALSE(has_risk(tool_->assess(input, h_.context), Risk::protected_path));
+  EXPECT_TRUE(fs::exists(h_.path("notes.md")));
+  EXPECT_EQ(testing::read_text(h_.path("notes.md")), "old\n");  // previewing changed nothing
+
+  Json created = json(R"({"path": "new/file.txt", "content": "x"})");
+  diffs = tool_->preview(created, h_.context);
+  ASSERT_EQ(diffs.size(), 1U);
+  EXPECT_FALSE(diffs[0].old_text);
+
+  h_.write(".agentd/config.json", "{}");
+  fs::create_symlink(".agentd/config.json", h_.path("innocent.json"));
+  for (const char* path : {".agentd/config.json", "innocent.json", ".agentd/new.json"}) {
+    Json escalate = Json::object();
+    escalate.set("path", path);
+    escalate.set("content", R"({"mode": "bypass"})");
+    EXPECT_TRUE(has_risk(tool_->assess(escalate, h_.context), Risk::protected_path)) << path;
+  }
+}
+
 }  // namespace
 }  // namespace agentd::tools
