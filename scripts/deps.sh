@@ -14,8 +14,9 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   ripgrep
   patch  # the oracle that applies edit_file's unified diffs
-  # the fuzz targets (clang + libFuzzer runtime) and the format check
-  clang-14 libclang-rt-14-dev clang-format-14 clang-tidy-14
+  # the sanitizer build and the fuzz targets (clang + its sanitizer and libFuzzer runtimes), the format
+  # and tidy checks
+  clang clang-14 libclang-rt-14-dev clang-format-14 clang-tidy-14
   python3-pytest  # the pytest fixture project of the verification tests
   jq              # examples/jq
   lua5.4 emacs-nox  # the syntax checks of the Neovim and Emacs configurations in examples/editors

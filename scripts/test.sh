@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The whole test suite, as CI runs it: format and layering checks, the default build with every test,
-# the unit and transcript tests again under ASan+UBSan, the fuzz targets for a bounded time, and a
-# smoke run of the benchmarks. Prints the time each stage took.
+# The whole test suite, as CI runs it: format and layering checks, the default build (GCC, optimised)
+# with every test, clang-tidy on what changed, one clang sanitizer build (ASan+UBSan, with libFuzzer's
+# coverage) whose tests run again and whose fuzz targets run for a bounded time, and a smoke run of the
+# benchmarks. Prints the time each stage took.
 #   AGENTD_FUZZ_SECONDS   seconds per fuzz target (default 60; 0 skips fuzzing)
-#   AGENTD_SKIP_ASAN=1    skip the sanitizer stage (for quick local runs)
+#   AGENTD_SKIP_ASAN=1    skip the sanitizer build, its tests and fuzzing (for quick local runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,53 +41,50 @@ build_default() {
   cmake --build --preset default -j "$jobs"
 }
 
-test_default() { ctest --preset default -j "$jobs"; }
+# The security suite runs in its own stage (below), whole, so its table of attacks prints once.
+test_default() { ctest --preset default -j "$jobs" -LE security; }
 
-# clang-tidy (.clang-tidy at the root) over our own sources, with the default build's compile
-# database; any finding fails the stage. The two files that only instantiate Asio/Beast are skipped.
-tidy() {
-  local tidy_bin=clang-tidy
-  command -v clang-tidy >/dev/null || tidy_bin=clang-tidy-14
-  git ls-files 'core/*.cpp' 'protocol/*.cpp' 'storage/*.cpp' 'tools/*.cpp' 'daemon/*.cpp' |
-    grep -v -e 'asio_impl.cpp' -e 'beast_impl.cpp' |
-    xargs -P "$jobs" -n 4 "$tidy_bin" -p build/default --quiet --warnings-as-errors='*' 2>/dev/null
-  echo "tidy: clean"
-}
+security() { build/default/test/security/security_tests; }
+
+# clang-tidy over our own sources with the default build's compile database, skipping the files whose
+# verdict cannot have changed since they were found clean (scripts/tidy.py says how it knows).
+tidy() { python3 scripts/tidy.py build/default; }
 
 build_asan() {
   cmake --preset asan >/dev/null
   cmake --build --preset asan -j "$jobs"
 }
 
-# Under ASan the process tests still run the (sanitized) real binary.
+# Under ASan the process tests run the (sanitized) real binary.
 test_asan() { ctest --preset asan -j "$jobs"; }
 
-fuzz() {
-  if ! command -v clang++ >/dev/null; then
-    echo "fuzz: clang++ not found, skipped"
-    return
+# The fuzz targets come from the sanitizer build, two at a time (one per core). Seeds: the target's own
+# corpus under test/fuzz/corpus/, and the SSE fixtures for the stream decoders.
+fuzz_one() {
+  local t=$1 seeds=test/fuzz/corpus/${1%_fuzz}
+  [ "$t" = sse_fuzz ] && seeds=test/fixtures/sse
+  [ -d "$seeds" ] || seeds=
+  local corpus log
+  corpus=$(mktemp -d)
+  log="$corpus.log"
+  if ! build/asan/test/fuzz/"$t" -max_total_time="$fuzz_seconds" -print_final_stats=1 -timeout=10 \
+    -rss_limit_mb=4096 -artifact_prefix="$PWD/fuzz-$t-" "$corpus" $seeds >"$log" 2>&1; then
+    tail -n 80 "$log"
+    echo "fuzz: $t FAILED (the crashing input is saved as $PWD/fuzz-$t-*)"
+    return 1
   fi
-  cmake --preset fuzz >/dev/null
-  local targets=(jsonrpc_fuzz gitignore_fuzz edit_fuzz)
-  [ -f test/fuzz/sse_fuzz.cpp ] && targets+=(sse_fuzz)
-  cmake --build --preset fuzz -j "$jobs" --target "${targets[@]}"
-  # Seeds: our own corpus for the protocol, the SSE fixtures for the stream decoders.
-  declare -A seeds=([jsonrpc_fuzz]=test/fuzz/corpus/jsonrpc [sse_fuzz]=test/fixtures/sse [gitignore_fuzz]=test/fuzz/corpus/gitignore [edit_fuzz]=test/fuzz/corpus/edit)
-  for t in "${targets[@]}"; do
-    local corpus
-    corpus=$(mktemp -d)
-    echo "fuzz: $t for ${fuzz_seconds}s"
-    # One worker: CI has two cores, and the other one keeps the machine responsive.
-    local log="$corpus.log"
-    if ! build/fuzz/test/fuzz/"$t" -max_total_time="$fuzz_seconds" -print_final_stats=1 -timeout=10 \
-      -rss_limit_mb=4096 "$corpus" ${seeds[$t]:-} >"$log" 2>&1; then
-      tail -n 80 "$log"
-      echo "fuzz: $t FAILED (the crashing input is saved as crash-* in $(pwd))"
-      return 1
-    fi
-    tail -n 6 "$log"
-    rm -rf "$corpus" "$log"
-  done
+  echo "fuzz: $t: $(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}') executions in ${fuzz_seconds}s," \
+    "coverage $(grep -oE 'cov: [0-9]+' "$log" | tail -n 1 | cut -d' ' -f2)"
+  rm -rf "$corpus" "$log"
+}
+export -f fuzz_one
+
+fuzz() {
+  local targets=()
+  for t in build/asan/test/fuzz/*_fuzz; do [ -x "$t" ] && targets+=("$(basename "$t")"); done
+  ((${#targets[@]})) || { echo "fuzz: no fuzz targets built"; return 1; }
+  echo "fuzz: ${targets[*]}, ${fuzz_seconds}s each, $jobs at a time"
+  printf '%s\n' "${targets[@]}" | fuzz_seconds=$fuzz_seconds xargs -P "$jobs" -I{} bash -c 'fuzz_one "$1"' _ {}
 }
 
 # ACP v1 conformance with the published client SDK (test/conformance/README.md): every message agentd
@@ -123,13 +121,14 @@ stage "include rules" scripts/check_includes.sh
 stage "build (default)" build_default
 stage "npm packages" npm_deps
 stage "tests (default)" test_default
+stage "security" security
 stage "conformance" conformance
 stage "clang-tidy" tidy
 if [ "${AGENTD_SKIP_ASAN:-0}" != 1 ]; then
   stage "build (asan)" build_asan
   stage "tests (asan)" test_asan
+  if [ "$fuzz_seconds" != 0 ]; then stage "fuzz" fuzz; fi
 fi
-if [ "$fuzz_seconds" != 0 ]; then stage "fuzz" fuzz; fi
 stage "bench smoke" bench_smoke
 
 echo
