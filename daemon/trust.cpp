@@ -15,6 +15,7 @@
 #include "daemon/config.h"
 #include "tools/atomic_write.h"
 #include "tools/sha256.h"
+#include "tools/shell_command.h"
 
 namespace agentd::daemon {
 
@@ -42,17 +43,8 @@ bool contains(const std::vector<std::string>& list, const std::string& item) {
 }
 
 std::string quoted_words(const std::string& command, const std::vector<std::string>& args) {
-  std::string out = command;
-  for (const auto& a : args) {
-    const bool plain = !a.empty() && a.find_first_of(" \t\n'\"\\$`;&|<>(){}*?[]#~") == std::string::npos;
-    if (plain) {
-      out += " " + a;
-    } else {
-      std::string q = "'";
-      for (const char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-      out += " " + q + "'";
-    }
-  }
+  std::string out = tools::shell_quote(command);
+  for (const auto& a : args) out += " " + tools::shell_quote(a);
   return out;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <optional>
 #include <utility>
 
@@ -815,17 +816,30 @@ std::string shell_words_text(std::span<const std::string> words) {
       out += words[i];
       continue;
     }
-    out += '\'';
-    for (const char c : words[i]) {
-      if (c == '\'') {
-        out += "'\\''";
-      } else {
-        out += c;
-      }
-    }
-    out += '\'';
+    out += single_quote(words[i]);
   }
   return out;
+}
+
+std::string single_quote(std::string_view word) {
+  std::string out = "'";
+  for (const char c : word) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  out += '\'';
+  return out;
+}
+
+std::string shell_quote(std::string_view word) {
+  const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](unsigned char c) {
+    return std::isalnum(c) != 0 || c == '/' || c == '.' || c == '_' || c == '-' || c == '+' || c == ':' || c == '=' ||
+           c == '@' || c == ',';
+  });
+  return plain ? std::string(word) : single_quote(word);
 }
 
 bool ShellSimpleCommand::writes() const noexcept {

@@ -11,6 +11,12 @@
 
 namespace agentd::tools {
 
+// `word` in single quotes, each ' written as '\'': the shell reads it back as exactly `word`.
+std::string single_quote(std::string_view word);
+// `word` as it is when the shell passes it through unchanged (letters, digits and / . _ - + : = @ ,),
+// else single_quote(word): for building command lines that run.
+std::string shell_quote(std::string_view word);
+
 // The words joined by single spaces, with a word that is empty or holds a blank, a glob character, a quote or
 // a backslash put in single quotes: the word `git status` becomes `'git status'`, so it never reads as the two
 // words `git status`.

@@ -14,6 +14,8 @@
 
 #include <fmt/format.h>
 
+#include "tools/shell_command.h"
+
 namespace agentd::tools::verify {
 namespace {
 
@@ -95,25 +97,6 @@ bool has_word(std::string_view text, std::string_view word) {
     if (w == word) return true;
   }
   return false;
-}
-
-// A word the shell passes through unchanged is written as it is; anything else in single quotes.
-std::string shell_quote(std::string_view word) {
-  const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](unsigned char c) {
-    return std::isalnum(c) != 0 || c == '/' || c == '.' || c == '_' || c == '-' || c == '+' || c == ':' || c == '=' ||
-           c == '@' || c == ',';
-  });
-  if (plain) return std::string(word);
-  std::string out = "'";
-  for (char c : word) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  out += '\'';
-  return out;
 }
 
 std::string join_quoted(const std::vector<std::string>& items) {
