@@ -96,8 +96,9 @@ def main():
         flags = [a.replace(build, "@build").replace(ROOT, "@") for a in args[1:]
                  if a not in ("-o", output, os.path.join(ROOT, f))]
         h.update("\0".join(flags).encode())
-        for dep in sorted(deps[output]):
-            h.update(f"\0{rel(dep)}\0{content_hash(dep)}".encode())
+        # Sorted by the relative name, so a checkout elsewhere (/tmp/x vs /work/y) sorts them the same.
+        for name, dep in sorted((rel(dep), dep) for dep in deps[output]):
+            h.update(f"\0{name}\0{content_hash(dep)}".encode())
         keys[f] = h.hexdigest()
 
     known = set()
