@@ -875,7 +875,7 @@ AcpServer::AcpServer(protocol::Peer& peer, core::SessionManager& sessions)
     result["trusted"] = state->trusted;
     result["digest"] = state->digest;
     Json settings = Json::array();
-    for (const auto& l : state->loosenings) settings.push_back(Json(fmt::format("{} = {}", l.setting, l.value)));
+    for (const auto& l : state->loosenings) settings.push_back(Json(l.text()));
     result["settings"] = std::move(settings);
     result["trustFile"] = state->trust_file;
     log::info("project {} {} (settings digest {})", state->project, state->trusted ? "trusted" : "no longer trusted",

@@ -412,23 +412,16 @@ Result<ProjectLayers> read_project_layers(const ConfigInputs& inputs) {
 Result<Config> load_config(const ConfigInputs& inputs) {
   auto layers = read_project_layers(inputs);
   if (!layers) return std::move(layers).error();
+  ProjectTrustState state = vet_project(*layers);
   Config config = std::move(layers->with_project);
-  if (layers->project_file_read) {
-    ProjectTrustState state;
-    state.loosenings = find_loosenings(layers->user, config, layers->project_file);
-    if (!state.loosenings.empty()) {
-      state.project = layers->project_dir;
-      state.file = layers->project_file;
-      state.trust_file = layers->trust_file;
-      state.digest = loosening_digest(state.loosenings);
-      if (!state.trust_file.empty()) {
-        auto trusted = TrustStore(state.trust_file).digest_for(state.project);
-        if (!trusted) return std::move(trusted).error();
-        state.trusted = *trusted == state.digest;
-      }
-      if (!state.trusted) revert_loosenings(layers->user, config, layers->project_file);
-      config.project_trust = std::move(state);
+  if (!state.loosenings.empty()) {
+    if (!state.trust_file.empty()) {
+      auto trusted = TrustStore(state.trust_file).digest_for(state.project);
+      if (!trusted) return std::move(trusted).error();
+      state.trusted = *trusted == state.digest;
     }
+    if (!state.trusted) revert_loosenings(layers->user, config, layers->project_file);
+    config.project_trust = std::move(state);
   }
   // --config is the user's own choice, as trusted as their config file; it comes after the project's.
   if (inputs.extra_file) {
@@ -510,7 +503,7 @@ core::ProjectSettings project_settings(Config config, std::optional<model::Model
   if (config.project_trust && !config.project_trust->trusted) {
     const ProjectTrustState& trust = *config.project_trust;
     core::UntrustedProject untrusted{trust.project, trust.file, trust.digest, {}, untrusted_message(trust)};
-    for (const auto& l : trust.loosenings) untrusted.ignored.push_back(fmt::format("{} = {}", l.setting, l.value));
+    for (const auto& l : trust.loosenings) untrusted.ignored.push_back(l.text());
     settings.untrusted = std::move(untrusted);
   }
   auto shared = std::make_shared<const Config>(std::move(config));

@@ -204,7 +204,7 @@ Result<void> TrustStore::set(std::string_view project, const ProjectTrustState& 
     entry["digest"] = state.digest;
     entry["trustedAtMs"] = support::unix_millis_now();
     Json settings = Json::array();
-    for (const auto& l : state.loosenings) settings.push_back(Json(fmt::format("{}: {}", l.setting, l.value)));
+    for (const auto& l : state.loosenings) settings.push_back(Json(l.text()));
     entry["settings"] = std::move(settings);
     projects[std::string(project)] = std::move(entry);
   } else {
@@ -228,6 +228,16 @@ Result<void> TrustStore::set(std::string_view project, const ProjectTrustState& 
   return tools::write_file_atomically(path, text, 0600);
 }
 
+ProjectTrustState vet_project(const ProjectLayers& layers) {
+  ProjectTrustState state;
+  state.project = layers.project_dir;
+  state.file = layers.project_file;
+  state.trust_file = layers.trust_file;
+  state.loosenings = find_loosenings(layers.user, layers.with_project, layers.project_file);
+  state.digest = loosening_digest(state.loosenings);
+  return state;
+}
+
 std::string trust_file_beside(std::string_view user_config_file) {
   return (std::filesystem::path(user_config_file).parent_path() / "trusted-projects.json").string();
 }
@@ -239,16 +249,11 @@ Result<ProjectTrustState> trust_project(const std::string& project_dir, bool tru
   inputs.project_dir = project_dir;
   auto layers = read_project_layers(inputs);
   if (!layers) return std::move(layers).error();
-  ProjectTrustState state;
-  state.project = layers->project_dir;
-  state.file = layers->project_file;
-  state.trust_file = layers->trust_file;
   if (!layers->project_file_read) {
-    return support::make_error(Errc::not_found, "{} has no {}: there is nothing to trust", state.project,
+    return support::make_error(Errc::not_found, "{} has no {}: there is nothing to trust", layers->project_dir,
                                ".agentd/config.json");
   }
-  state.loosenings = find_loosenings(layers->user, layers->with_project, state.file);
-  state.digest = loosening_digest(state.loosenings);
+  ProjectTrustState state = vet_project(*layers);
   state.trusted = trusted;
   if (state.trust_file.empty()) {
     return Error(Errc::invalid_argument, "no user config directory (neither XDG_CONFIG_HOME nor HOME is set)");
@@ -261,7 +266,7 @@ std::string untrusted_message(const ProjectTrustState& state) {
   std::string settings;
   for (const auto& l : state.loosenings) {
     if (!settings.empty()) settings += "; ";
-    settings += fmt::format("{} = {}", l.setting, l.value);
+    settings += l.text();
   }
   return fmt::format(
       "{} asks for settings that loosen yours, and the project is not trusted{}, so they are ignored: {}. If you "

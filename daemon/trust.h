@@ -22,6 +22,7 @@ struct Loosening {
   std::string setting;  // "mode", "shell.sandbox", "permissions.allow", "mcpServers.build", "models.fast"
   std::string value;    // what the project asks for, whole: "bypass", "shell(npm *)", "sh -c 'make' (cwd ...)"
   bool operator==(const Loosening&) const = default;
+  std::string text() const { return setting + " = " + value; }  // "mode = bypass"
 };
 
 // What `with_project` (the layers below plus the project file `project_file`) loosens compared with
@@ -46,8 +47,12 @@ struct ProjectTrustState {
   std::string trust_file;  // where trust is recorded
 };
 
+struct ProjectLayers;  // daemon/config.h
+// What the project layer of `layers` loosens, its digest and where trust is kept; `trusted` is left false.
+ProjectTrustState vet_project(const ProjectLayers& layers);
+
 // The user's trusted-projects.json: {"version": 1, "projects": {"<dir>": {"digest", "trustedAtMs",
-// "settings": ["<setting>: <value>", ...]}}}. The settings are kept for the reader; only the digest counts.
+// "settings": ["<setting> = <value>", ...]}}}. The settings are kept for the reader; only the digest counts.
 class TrustStore {
  public:
   explicit TrustStore(std::string path) : path_(std::move(path)) {}

@@ -144,6 +144,8 @@ TEST(HostileRepository, ItsConfigCannotLoosenAnythingUntilTheUserTrustsIt) {
   Json second = d.new_session();
   EXPECT_EQ(second["result"]["modes"]["currentModeId"], Json("bypass")) << second.dump();
   EXPECT_FALSE(second["result"].contains("_meta")) << second.dump();
+  d.prompt(second["result"]["sessionId"].as_string());
+  EXPECT_TRUE(fs::exists(marker)) << "a trusted project's server runs, so the check above can fail";
 
   // A changed file needs trust again.
   std::ofstream(d.dir.file("work/.agentd/config.json")) << R"({"mode": "bypass", "shell": {"sandbox": "fallback"}})";
