@@ -127,12 +127,22 @@ TEST_F(ListDirTest, Failures) {
             "integer 5");
 }
 
-TEST_F(ListDirTest, UnreadableDirectory) {
+// GCC says __SANITIZE_ADDRESS__, clang __has_feature(address_sanitizer).
 #if defined(__SANITIZE_ADDRESS__)
-  // Under ASan+UBSan, running out of descriptors trips UBSan's vptr check inside Boost.System's
-  // error_category (error_category.hpp:203) before list_dir is reached; not yet understood, so the
-  // case runs in the default build only (see the session note).
-  GTEST_SKIP() << "fd exhaustion under ASan+UBSan trips a vptr check inside Boost.System";
+#define AGENTD_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define AGENTD_SANITIZED 1
+#endif
+#endif
+
+TEST_F(ListDirTest, UnreadableDirectory) {
+#if defined(AGENTD_SANITIZED)
+  // With no descriptor left, UBSan's vptr check reports the first virtual or member call it checks as
+  // "invalid vptr", whatever the object: with GCC inside Boost.System's error_category, with clang on
+  // this fixture's own `failure` call, before list_dir runs. The sanitizer runtime itself needs a
+  // descriptor there, so the case runs in the default build only.
+  GTEST_SKIP() << "fd exhaustion makes UBSan's vptr check report a false invalid vptr";
 #endif
   // Out of file descriptors: the one failure of opening a directory that root cannot sidestep.
   const testing::ScopedNoMoreFiles no_files;
