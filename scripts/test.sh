@@ -73,8 +73,8 @@ fuzz_one() {
     echo "fuzz: $t FAILED (the crashing input is saved as $PWD/fuzz-$t-*)"
     return 1
   fi
-  echo "fuzz: $t: $(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}') executions in ${fuzz_seconds}s," \
-    "coverage $(grep -oE 'cov: [0-9]+' "$log" | tail -n 1 | cut -d' ' -f2)"
+  echo "fuzz: $t: $(grep -aE '^stat::number_of_executed_units' "$log" | awk '{print $2}') executions in ${fuzz_seconds}s," \
+    "coverage $(grep -aoE 'cov: [0-9]+' "$log" | tail -n 1 | cut -d' ' -f2)"
   rm -rf "$corpus" "$log"
 }
 export -f fuzz_one
