@@ -295,18 +295,11 @@ TEST_F(SandboxMountTest, NetworkNamespaceAndMountsTogether) {
   if (!sandbox_status().network_namespaces) GTEST_SKIP() << sandbox_status().summary();
   if (!fs::exists("/bin/bash")) GTEST_SKIP() << "needs bash for /dev/tcp";
   // A listener of agentd's on loopback: the command's own namespace has a loopback of its own.
-  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  ASSERT_GE(listener, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  ASSERT_EQ(::listen(listener, 8), 0);
-  socklen_t length = sizeof address;
-  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  const testing::LoopbackListener listener;
+  ASSERT_NE(listener.port(), 0);
   write_text(workspace_ / ".env", "ENV-SECRET");
   const std::string script = fmt::format(
-      "bash -c 'exec 3<>/dev/tcp/127.0.0.1/{}' 2>/dev/null && echo connected; cat .env; echo", ntohs(address.sin_port));
+      "bash -c 'exec 3<>/dev/tcp/127.0.0.1/{}' 2>/dev/null && echo connected; cat .env; echo", listener.port());
   deny_network_ = true;
   const Ran ran = run(script);
   EXPECT_EQ(ran.output, "\n");
@@ -314,7 +307,6 @@ TEST_F(SandboxMountTest, NetworkNamespaceAndMountsTogether) {
   EXPECT_TRUE(contains(ran.description, "mount namespace: ")) << ran.description;
   const Ran control = run(script, false);
   EXPECT_EQ(control.output, "connected\nENV-SECRET\n");
-  ::close(listener);
 }
 
 TEST_F(SandboxMountTest, SecretsAndDenyListedFilesAreHidden) {

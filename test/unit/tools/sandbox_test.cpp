@@ -112,18 +112,10 @@ TEST_F(SandboxTest, NetworkCanBeCutOff) {
   if (!status.network_namespaces && !status.landlock_tcp()) GTEST_SKIP() << status.summary();
   if (!fs::exists("/bin/bash")) GTEST_SKIP() << "needs bash for /dev/tcp";
   // A listener of our own on loopback: connecting needs no accept, the backlog takes it.
-  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  ASSERT_GE(listener, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  ASSERT_EQ(::listen(listener, 8), 0);
-  socklen_t length = sizeof address;
-  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
-  const std::string connect =
-      fmt::format("bash -c 'exec 3<>/dev/tcp/127.0.0.1/{}' 2>/dev/null && echo connected || echo no-network",
-                  ntohs(address.sin_port));
+  const testing::LoopbackListener listener;
+  ASSERT_NE(listener.port(), 0);
+  const std::string connect = fmt::format(
+      "bash -c 'exec 3<>/dev/tcp/127.0.0.1/{}' 2>/dev/null && echo connected || echo no-network", listener.port());
 
   auto allowed = sandboxed(connect, false);
   ASSERT_TRUE(allowed) << allowed.error().message();
@@ -131,7 +123,6 @@ TEST_F(SandboxTest, NetworkCanBeCutOff) {
   auto denied = sandboxed(connect, true);
   ASSERT_TRUE(denied) << denied.error().message();
   EXPECT_EQ(denied->output, "no-network\n");
-  ::close(listener);
 }
 
 TEST_F(SandboxTest, CannotSignalProcessesOutsideTheSandbox) {

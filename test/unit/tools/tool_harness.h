@@ -12,9 +12,12 @@
 #include <ostream>
 #include <string>
 
+#include <arpa/inet.h>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include <netinet/in.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 
 #include "core/support/cancel.h"
 #include "core/support/json.h"
@@ -99,6 +102,35 @@ class ScopedFileSizeLimit {
  private:
   rlimit old_{};
   sighandler_t old_handler_ = SIG_DFL;
+};
+
+// A TCP listener on 127.0.0.1 with a free port: connecting needs no accept, the backlog takes it. For
+// tests that check whether a sandboxed command reaches the network. Closed when it goes.
+class LoopbackListener {
+ public:
+  LoopbackListener() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 || ::listen(fd_, 8) != 0 ||
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+      return;
+    }
+    port_ = ntohs(address.sin_port);
+  }
+  LoopbackListener(const LoopbackListener&) = delete;
+  LoopbackListener& operator=(const LoopbackListener&) = delete;
+  ~LoopbackListener() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  // 0 when the listener could not be set up.
+  int port() const noexcept { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
 };
 
 class ToolHarness {
