@@ -9,4 +9,8 @@ namespace agentd::security {
 
 void record(std::string attack, bool refused);
 
+// An attack that gets through today and is known to (an open issue): its test skips the assertion
+// instead of failing, and the table lists it apart from the leaks, so it is neither hidden nor fatal.
+void record_known_hole(std::string attack);
+
 }  // namespace agentd::security
