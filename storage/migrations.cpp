@@ -190,12 +190,44 @@ CREATE TABLE compactions (
 CREATE INDEX compactions_by_session ON compactions(session_id, id);
 )sql";
 
+// Version 6: the permission audit outlives its session. Version 3 cascaded deletes from `sessions`, so
+// deleting a session erased the record of what was allowed in it; the table is rebuilt without that
+// foreign key (SQLite cannot drop one in place: create, copy keeping ids, drop, rename, index again).
+// `cwd` keeps the session's project on each row, so a row of a deleted session still says where it ran
+// (filled from `sessions` for the rows copied here); `risk` names what the call could do
+// ("execute|network"), empty for rows written before it existed.
+constexpr std::string_view kSchemaAuditKept = R"sql(
+CREATE TABLE permission_audit_v6 (
+  id            INTEGER PRIMARY KEY,
+  session_id    TEXT NOT NULL,   -- no foreign key: the audit stays when the session is deleted
+  turn_id       TEXT,
+  tool_call_id  TEXT NOT NULL,
+  tool          TEXT NOT NULL,
+  input_digest  TEXT NOT NULL,   -- sha256 of the canonical input the decision was about
+  decision      TEXT NOT NULL CHECK (decision IN ('allow', 'deny')),
+  decided_by    TEXT NOT NULL,   -- "policy", "user", "no_client"
+  reason        TEXT NOT NULL,   -- the rule or mode that decided, in words
+  created_at    INTEGER NOT NULL,
+  cwd           TEXT,            -- the session's working directory; NULL when unknown
+  risk          TEXT NOT NULL DEFAULT ''  -- risk names joined by '|': "execute|network"
+) STRICT;
+INSERT INTO permission_audit_v6 (id, session_id, turn_id, tool_call_id, tool, input_digest, decision, decided_by,
+                                 reason, created_at, cwd)
+  SELECT a.id, a.session_id, a.turn_id, a.tool_call_id, a.tool, a.input_digest, a.decision, a.decided_by, a.reason,
+         a.created_at, s.cwd
+  FROM permission_audit AS a LEFT JOIN sessions AS s ON s.id = a.session_id;
+DROP TABLE permission_audit;
+ALTER TABLE permission_audit_v6 RENAME TO permission_audit;
+CREATE INDEX permission_audit_by_session ON permission_audit(session_id, id);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "sessions and messages", kSchemaV1},
     {2, "turns, events, spans and usage", kSchemaV2},
     {3, "permission approvals and audit", kSchemaPermissions},
     {4, "blobs and file checkpoints", kSchemaCheckpoints},
     {5, "remembered facts and compaction records", kSchemaMemory},
+    {6, "a permission audit that outlives its session", kSchemaAuditKept},
 };
 
 }  // namespace

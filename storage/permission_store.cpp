@@ -1,5 +1,7 @@
 #include "storage/permission_store.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace agentd::storage {
@@ -61,9 +63,12 @@ Result<void> PermissionStore::revoke(std::string_view project, std::int64_t id) 
 }
 
 Result<std::int64_t> PermissionStore::record(const PermissionAuditRecord& entry) {
+  // An entry that does not say its cwd takes the session's, so the row names its project even after the
+  // session is gone.
   auto stmt = db_.cached(
       "INSERT INTO permission_audit (session_id, turn_id, tool_call_id, tool, input_digest, decision, decided_by, "
-      "reason, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      "reason, created_at, cwd, risk) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
+      "COALESCE(?10, (SELECT cwd FROM sessions WHERE id = ?1)), ?11)");
   if (!stmt) return std::move(stmt).error();
   Statement& s = **stmt;
   s.bind(1, entry.session_id);
@@ -74,17 +79,31 @@ Result<std::int64_t> PermissionStore::record(const PermissionAuditRecord& entry)
   }
   s.bind(3, entry.tool_call_id).bind(4, entry.tool).bind(5, entry.input_digest).bind(6, entry.decision);
   s.bind(7, entry.decided_by).bind(8, entry.reason).bind(9, entry.created_at_ms);
+  if (entry.cwd.empty()) {
+    s.bind_null(10);
+  } else {
+    s.bind(10, entry.cwd);
+  }
+  s.bind(11, entry.risk);
   if (auto r = s.run(); !r) return std::move(r).error();
   return db_.last_insert_rowid();
 }
 
-Result<std::vector<PermissionAuditRecord>> PermissionStore::audit(std::string_view session_id) {
-  auto stmt = db_.cached(
-      "SELECT id, session_id, turn_id, tool_call_id, tool, input_digest, decision, decided_by, reason, created_at "
-      "FROM permission_audit WHERE session_id = ? ORDER BY id");
+Result<std::vector<PermissionAuditRecord>> PermissionStore::audit(const std::optional<std::string>& session_id,
+                                                                  std::size_t limit) {
+  // Two statements rather than "(?1 IS NULL OR session_id = ?1)", so the per-session one uses the index.
+  auto stmt = session_id
+                  ? db_.cached(
+                        "SELECT id, session_id, turn_id, tool_call_id, tool, input_digest, decision, decided_by, "
+                        "reason, created_at, cwd, risk FROM permission_audit WHERE session_id = ?1 "
+                        "ORDER BY id DESC LIMIT ?2")
+                  : db_.cached(
+                        "SELECT id, session_id, turn_id, tool_call_id, tool, input_digest, decision, decided_by, "
+                        "reason, created_at, cwd, risk FROM permission_audit ORDER BY id DESC LIMIT ?2");
   if (!stmt) return std::move(stmt).error();
   Statement& s = **stmt;
-  s.bind(1, session_id);
+  if (session_id) s.bind(1, *session_id);
+  s.bind(2, static_cast<std::int64_t>(std::min(limit, kMaxAuditLimit)));
   std::vector<PermissionAuditRecord> out;
   while (true) {
     auto row = s.step();
@@ -101,6 +120,8 @@ Result<std::vector<PermissionAuditRecord>> PermissionStore::audit(std::string_vi
     r.decided_by = s.column_string(7);
     r.reason = s.column_string(8);
     r.created_at_ms = s.column_int64(9);
+    if (!s.is_null(10)) r.cwd = s.column_string(10);
+    r.risk = s.column_string(11);
     out.push_back(std::move(r));
   }
   return out;

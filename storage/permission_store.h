@@ -1,7 +1,9 @@
 // Permissions on disk: "always" approvals persisted per project, listable and revocable, and the audit
-// trail with one row per decision (who or what decided, about which exact input).
+// trail with one row per decision (who or what decided, about which exact input), which outlives the
+// session it was made in.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -32,6 +34,10 @@ struct PermissionAuditRecord {
   std::string decided_by;  // "policy" | "user" | "no_client"
   std::string reason;
   std::int64_t created_at_ms = 0;
+  // The session's working directory. record() fills it from `sessions` when empty; read back empty
+  // when nobody knew it.
+  std::string cwd;
+  std::string risk;  // risk names joined by '|': "execute|network"; empty when not assessed
 };
 
 class PermissionStore {
@@ -44,9 +50,15 @@ class PermissionStore {
   // Errc::not_found when there is no approval `id` for `project`.
   Result<void> revoke(std::string_view project, std::int64_t id);
 
+  static constexpr std::size_t kDefaultAuditLimit = 100;
+  static constexpr std::size_t kMaxAuditLimit = 1000;
+
   Result<std::int64_t> record(const PermissionAuditRecord& entry);
-  // The session's decisions, oldest first.
-  Result<std::vector<PermissionAuditRecord>> audit(std::string_view session_id);
+  // The recorded decisions, newest first (in the order they were recorded, so a clock that steps back
+  // does not reorder them), of one session or, with no `session_id`, of every session, deleted ones
+  // included. At most `limit` rows, and never more than kMaxAuditLimit; an unknown session has none.
+  Result<std::vector<PermissionAuditRecord>> audit(const std::optional<std::string>& session_id,
+                                                   std::size_t limit = kDefaultAuditLimit);
 
  private:
   Connection& db_;
