@@ -286,6 +286,48 @@ bool from_json(const support::JsonIn& in, RevokeParams& out) {
   return in.required("sessionId", out.session_id) && in.required("approvalId", out.approval_id);
 }
 
+// `_agentd/permissions/audit`: no sessionId reads every session's decisions. A limit above the cap is
+// clamped to it (asking for much is harmless); below 1 it is the client's mistake.
+struct AuditParams {
+  std::optional<std::string> session_id;
+  std::int64_t limit = static_cast<std::int64_t>(storage::PermissionStore::kDefaultAuditLimit);
+};
+bool from_json(const support::JsonIn& in, AuditParams& out) {
+  if (in.json().is_null()) return true;  // every field is optional, so params may be left out
+  if (!in.optional("sessionId", out.session_id) || !in.optional("limit", out.limit)) return false;
+  if (out.session_id && out.session_id->empty()) {
+    return in["sessionId"].fail("must not be empty; leave it out to read every session's decisions");
+  }
+  if (out.limit < 1) {
+    return in["limit"].fail(fmt::format("must be at least 1, got {} (at most {} entries are returned)", out.limit,
+                                        storage::PermissionStore::kMaxAuditLimit));
+  }
+  return true;
+}
+
+Json audit_json(const std::vector<storage::PermissionAuditRecord>& records) {
+  Json list = Json::array();
+  for (const auto& r : records) {
+    Json j = Json::object();
+    j["id"] = r.id;
+    j["time"] = r.created_at_ms;
+    j["sessionId"] = r.session_id;
+    if (r.turn_id) j["turnId"] = *r.turn_id;
+    j["toolCallId"] = r.tool_call_id;
+    j["tool"] = r.tool;
+    j["inputDigest"] = r.input_digest;
+    j["decision"] = r.decision;
+    j["decidedBy"] = r.decided_by;
+    j["reason"] = r.reason;
+    if (!r.cwd.empty()) j["cwd"] = r.cwd;
+    j["risk"] = r.risk;
+    list.push_back(std::move(j));
+  }
+  Json result = Json::object();
+  result["entries"] = std::move(list);
+  return result;
+}
+
 Json rules_json(const std::vector<core::PermissionRule>& rules) {
   Json list = Json::array();
   for (const auto& rule : rules) {
@@ -836,6 +878,15 @@ AcpServer::AcpServer(protocol::Peer& peer, core::SessionManager& sessions)
                                                if (!revoked) co_return std::move(revoked).error();
                                                co_return Json::object();
                                              });
+
+  // The audit is read from storage, not from an open session: it outlives deleted sessions, so an
+  // unknown sessionId is an empty list, not an error.
+  peer_.on_request_async<AuditParams, Json>(
+      "_agentd/permissions/audit", [this](AuditParams p, Token) -> asio::awaitable<Result<Json>> {
+        auto records = co_await sessions_.permission_audit(std::move(p.session_id), static_cast<std::size_t>(p.limit));
+        if (!records) co_return std::move(records).error();
+        co_return audit_json(*records);
+      });
 
   peer_.on_request_async<ReplayParams, Json>(
       "_agentd/events/replay", [this](ReplayParams p, Token) -> asio::awaitable<Result<Json>> {

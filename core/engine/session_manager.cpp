@@ -228,6 +228,14 @@ asio::awaitable<Result<std::vector<support::SpanRecord>>> SessionManager::spans(
   co_return co_await engine_.store->read<std::vector<support::SpanRecord>>(std::move(spans_job));
 }
 
+asio::awaitable<Result<std::vector<storage::PermissionAuditRecord>>> SessionManager::permission_audit(
+    std::optional<std::string> session_id, std::size_t limit) {
+  auto audit_job = [session_id, limit](storage::Connection& db) {
+    return storage::PermissionStore(db).audit(session_id, limit);
+  };
+  co_return co_await engine_.store->read<std::vector<storage::PermissionAuditRecord>>(std::move(audit_job));
+}
+
 void SessionManager::cancel_all() {
   for (auto& [id, session] : sessions_) session->cancel();
 }

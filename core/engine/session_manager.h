@@ -3,6 +3,7 @@
 // history) and deletes them. Sessions are independent: each runs on its own strand.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -16,6 +17,7 @@
 #include "core/engine/session.h"
 #include "core/support/result.h"
 #include "core/support/trace.h"
+#include "storage/permission_store.h"
 
 namespace agentd::core {
 
@@ -53,6 +55,11 @@ class SessionManager {
                                                                               int limit);
   // The spans of a turn (_agentd/trace/get).
   boost::asio::awaitable<support::Result<std::vector<support::SpanRecord>>> spans(std::string turn_id);
+  // Recorded permission decisions, newest first, of one session (open, stored or deleted: the audit
+  // outlives it) or of every session; at most `limit`, capped at PermissionStore::kMaxAuditLimit
+  // (_agentd/permissions/audit).
+  boost::asio::awaitable<support::Result<std::vector<storage::PermissionAuditRecord>>> permission_audit(
+      std::optional<std::string> session_id, std::size_t limit);
 
   // Cancels every running turn (shutdown).
   void cancel_all();
