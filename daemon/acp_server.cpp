@@ -573,7 +573,7 @@ class AcpFrontend final : public core::Frontend {
     request.tool_call.kind = acp_kind(prompt.kind);
     request.tool_call.status = acp::ToolCallStatus::pending;
     request.tool_call.raw_input = prompt.raw_input;
-    auto content = tool_content(std::nullopt, prompt.diffs);
+    auto content = tool_content(prompt.text, prompt.diffs);
     if (!content.empty()) request.tool_call.content = std::move(content);
     if (!prompt.locations.empty()) request.tool_call.locations = tool_locations(prompt.locations);
     request.options = {
@@ -589,6 +589,7 @@ class AcpFrontend final : public core::Frontend {
     Json meta = Json::object();
     meta["inputDigest"] = prompt.input_digest;
     meta["reason"] = prompt.reason;
+    meta["risk"] = prompt.risk;
     request.meta = agentd_meta(std::move(meta));
     std::string params_json;
     support::JsonWriter w(params_json);

@@ -11,13 +11,16 @@ struct RiskName {
   std::string_view name;
 };
 // In bit order, so risk_names() is stable for logs and tests.
-constexpr std::array<RiskName, 6> kRiskNames = {{
+constexpr std::array<RiskName, 9> kRiskNames = {{
     {Risk::read, "read"},
     {Risk::write, "write"},
     {Risk::execute, "execute"},
     {Risk::network, "network"},
     {Risk::outside_workspace, "outside_workspace"},
     {Risk::protected_path, "protected_path"},
+    {Risk::recursive_delete, "recursive_delete"},
+    {Risk::remote_code, "remote_code"},
+    {Risk::permissions, "permissions"},
 }};
 
 // What Anthropic and OpenAI accept as a tool name; checking at registration beats a 400 mid-turn.
@@ -38,6 +41,13 @@ std::string risk_names(Risk risk) {
     out += name;
   }
   return out.empty() ? "none" : out;
+}
+
+std::optional<Risk> parse_risk_name(std::string_view name) noexcept {
+  for (const auto& [flag, known] : kRiskNames) {
+    if (known == name) return flag;
+  }
+  return std::nullopt;
 }
 
 std::string_view tool_kind_name(ToolKind kind) noexcept {
@@ -63,7 +73,15 @@ ToolKind parse_tool_kind(std::string_view name) noexcept {
   return ToolKind::other;
 }
 
-Risk Tool::assess(const support::Json& /*input*/, const ToolContext& /*context*/) const { return spec().base_risk; }
+boost::asio::awaitable<support::Result<Tool::Resolved>> Tool::resolve(support::Json input, ToolContext& /*context*/) {
+  co_return Resolved{std::move(input), std::nullopt};
+}
+
+RiskAssessment Tool::assess(const support::Json& /*input*/, const ToolContext& /*context*/) const {
+  return {spec().base_risk, {}};
+}
+
+std::string Tool::describe(const support::Json& /*input*/, const ToolContext& /*context*/) const { return {}; }
 
 std::string Tool::title(const support::Json& /*input*/, const ToolContext& /*context*/) const { return spec().name; }
 

@@ -32,6 +32,11 @@ enum class Risk : std::uint32_t {
   // The call would change agentd's own settings or data, or git's executable configuration
   // (tools/path_guard.h protected_path): asked about in every mode, by a person.
   protected_path = 1U << 5,
+  // What a command line does beyond running (tools/command_risk.h): deletes a tree, runs code it just
+  // downloaded, changes permissions or ownership or runs as another user.
+  recursive_delete = 1U << 6,
+  remote_code = 1U << 7,
+  permissions = 1U << 8,
 };
 constexpr Risk operator|(Risk a, Risk b) noexcept {
   return static_cast<Risk>(static_cast<std::uint32_t>(a) | static_cast<std::uint32_t>(b));
@@ -45,6 +50,20 @@ constexpr bool is_mutating(Risk risk) noexcept {
   return has_risk(risk, Risk::write) || has_risk(risk, Risk::execute) || has_risk(risk, Risk::network);
 }
 std::string risk_names(Risk risk);  // "read", "write|outside_workspace", "none"
+// One flag by its name as risk_names() writes it ("network"); nullopt for anything else.
+std::optional<Risk> parse_risk_name(std::string_view name) noexcept;
+
+// The risk of one call, with the reasons for each flag beyond the tool's base risk, in words for the
+// permission prompt: "reaches the network (curl)", "deletes recursively (rm -rf build)".
+struct RiskAssessment {
+  Risk risk = Risk::none;
+  std::vector<std::string> reasons;
+
+  void add(Risk flag, std::string reason) {
+    risk |= flag;
+    reasons.push_back(std::move(reason));
+  }
+};
 
 // How a client should draw the call (ACP's ToolKind vocabulary, which is generic enough to keep).
 enum class ToolKind { read, edit, remove, move, search, execute, think, fetch, other };
@@ -109,6 +128,10 @@ struct ToolContext {
   // Deny-path patterns from the configuration, refused for every tool on top of the built-in list
   // (tools/path_guard.h kDeniedPaths); same syntax. Owned by the engine, may be null.
   const std::vector<std::string>* denied_paths = nullptr;
+  // The patterns of the permission rules that deny this tool reading (`read(secrets/**)`, relative to the
+  // cwd as rules are). A tool that reads many files (grep, glob, list_dir) skips every file they cover,
+  // wherever its search started: a rule is about what is read, not about the argument.
+  std::vector<std::string> denied_reads;
   support::CancelToken cancel;
   FileAccess* files = nullptr;  // never null during run()
   // What this session has seen of each file, for stale-edit refusal. Owned by the session (it outlives
@@ -125,8 +148,17 @@ class Tool {
  public:
   virtual ~Tool() = default;
   virtual const ToolSpec& spec() const = 0;
-  // The risk of this particular call (input already validated). Default: the spec's base risk.
-  virtual Risk assess(const support::Json& input, const ToolContext& context) const;
+  // Completes the input with what the call will actually do, before it is judged: verify chooses its
+  // command and directory here, so the permission is asked for, bound to and audited as the command that
+  // runs. Or ends the call here (`result`), when there is nothing to run. Runs before the permission
+  // decision, so it must not change anything; it may read the disk. Default: the input as given.
+  struct Resolved {
+    support::Json input;
+    std::optional<ToolResult> result;
+  };
+  virtual boost::asio::awaitable<support::Result<Resolved>> resolve(support::Json input, ToolContext& context);
+  // The risk of this particular call (input resolved and validated). Default: the spec's base risk.
+  virtual RiskAssessment assess(const support::Json& input, const ToolContext& context) const;
   // A short title for the client ("Read src/main.cpp"). Default: the tool's name. Takes the context
   // so paths can be shown relative to the session's cwd; must not touch the disk.
   virtual std::string title(const support::Json& input, const ToolContext& context) const;
@@ -135,6 +167,9 @@ class Tool {
   // What the call would change, for the permission prompt, so the user judges the change itself and not
   // its description. Changes nothing; may read the disk. Default: nothing to show.
   virtual std::vector<ToolDiff> preview(const support::Json& input, const ToolContext& context) const;
+  // What the call will do, in plain text for the permission prompt when a diff cannot show it: the exact
+  // command line and the directory it runs in, for tools that execute. Must not touch the disk. Default: "".
+  virtual std::string describe(const support::Json& input, const ToolContext& context) const;
   // Runs the call. Failures the model can fix are ToolResult::failure(); cancellation returns
   // Errc::cancelled; anything else that ends the turn is another error.
   virtual boost::asio::awaitable<support::Result<ToolResult>> run(support::Json input, ToolContext& context) = 0;

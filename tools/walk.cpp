@@ -131,6 +131,7 @@ class Walker {
     if (entry_.path.back() != '/') entry_.path += '/';
     root_length_ = entry_.path.size();
     entry_.relative.clear();
+    if (!options_.denied_rules.empty()) rules_prefix_ = rules_prefix(root);
 
     levels_.resize(1);
     if (const int err = read_directory(root.c_str(), levels_[0], in_repository_, true); err != 0) {
@@ -160,6 +161,7 @@ class Walker {
       entry_.relative.append(name);
       const bool is_dir = raw.type == DT_DIR;
       if (maybe_denied(name) && denied(entry_.relative)) continue;
+      if (!options_.denied_rules.empty() && rule_denied()) continue;
       if (options_.respect_ignore && ignored(is_dir)) {
         ++stats_.ignored;
         continue;
@@ -188,6 +190,18 @@ class Walker {
   }
 
  private:
+  // The root as permission rules see paths (relative to the session's cwd, else absolute), with a '/'.
+  std::string rules_prefix(const std::string& root) const {
+    const fs::path relative = fs::path(root).lexically_relative(options_.rules_cwd);
+    if (options_.rules_cwd.empty() || relative.empty() || *relative.begin() == "..") return root + '/';
+    return relative == "." ? std::string() : relative.generic_string() + '/';
+  }
+  bool rule_denied() {
+    rule_path_.assign(rules_prefix_).append(entry_.relative);
+    return std::any_of(options_.denied_rules.begin(), options_.denied_rules.end(),
+                       [&](const std::string& pattern) { return wildmatch(pattern, rule_path_, true); });
+  }
+
   bool maybe_denied(std::string_view name) const {
     return std::any_of(denied_names_.begin(), denied_names_.end(),
                        [&](std::string_view pattern) { return star_match(pattern, name); });
@@ -322,6 +336,8 @@ class Walker {
   const support::CancelToken& cancel_;
   std::vector<std::string_view> denied_names_;  // views into kDeniedPaths and options_.denied
   std::string deny_prefix_;                     // options_.deny_base + '/', or empty
+  std::string rules_prefix_;                    // the root as rules see it, '/'-terminated; "" for the cwd
+  std::string rule_path_;                       // scratch: an entry's path as rules see it
   WalkStats stats_;
   WalkEntry entry_;
   std::size_t root_length_ = 0;  // entry_.path's length for the root, with its '/'

@@ -23,6 +23,11 @@ struct WalkOptions {
   // inside `config/` too.
   std::vector<std::string> denied;
   std::string deny_base;
+  // Patterns of the permission rules that deny reading (`read(secrets/**)`, ToolContext::denied_reads),
+  // matched with git's wildmatch against the entry's path as rules see it: relative to `rules_cwd` (the
+  // session's cwd) when under it, else absolute. A directory they match is skipped with all it holds.
+  std::vector<std::string> denied_rules;
+  std::string rules_cwd;
 };
 
 struct WalkEntry {

@@ -24,9 +24,11 @@ struct PermissionPrompt {
   tools::ToolKind kind = tools::ToolKind::other;
   support::Json raw_input;
   std::vector<tools::ToolDiff> diffs;  // what an edit would do, when the tool can tell beforehand
+  std::string text;                    // what a call does when a diff cannot show it: the command and its cwd
   std::vector<std::string> locations;
   std::string input_digest;  // "sha256:..." of the exact input: the approval is bound to it
-  std::string reason;        // why the policy asks
+  std::string reason;        // why the policy asks, with what the call's risks are
+  std::string risk;          // tools::risk_names of the call: "execute|network"
 };
 
 class Frontend {

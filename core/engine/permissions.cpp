@@ -13,6 +13,17 @@
 namespace agentd::core {
 
 namespace {
+// `risk(network)`: a rule about a call's risk rather than its tool.
+constexpr std::string_view kRiskRule = "risk";
+// The risks that a wildcard allow rule does not cover (see PermissionPolicy::decide).
+constexpr tools::Risk kElevatedRisks = tools::Risk::outside_workspace | tools::Risk::remote_code;
+
+std::string known_risk_names() {
+  return tools::risk_names(tools::Risk::read | tools::Risk::write | tools::Risk::execute | tools::Risk::network |
+                           tools::Risk::outside_workspace | tools::Risk::protected_path |
+                           tools::Risk::recursive_delete | tools::Risk::remote_code | tools::Risk::permissions);
+}
+
 constexpr std::array<ModeInfo, 4> kModes = {{
     {PermissionMode::default_mode, "default", "Default", "Reads are free; edits and shell commands ask"},
     {PermissionMode::accept_edits, "acceptEdits", "Accept edits", "Edits in the workspace are allowed; shell asks"},
@@ -74,6 +85,11 @@ support::Result<PermissionRule> parse_permission_rule(std::string_view text, Ver
                                  "\"{}\" is not a permission rule: the pattern must end with ')'", text);
     }
     rule.pattern = std::string(text.substr(open + 1, text.size() - open - 2));
+  }
+  if (rule.tool == kRiskRule && (!rule.pattern || !tools::parse_risk_name(*rule.pattern))) {
+    return support::make_error(support::Errc::invalid_argument,
+                               "\"{}\" is not a permission rule: risk(...) takes one risk name: {}", text,
+                               known_risk_names());
   }
   return rule;
 }
@@ -155,11 +171,56 @@ std::string join_plain(std::span<const std::string> words) {
 // The texts a deny or ask rule is tried on, for the command's first `count` words: with the program's name
 // (`git push`) and as written (`/usr/bin/git push`), each quoted as allow rules see it and unquoted, so that
 // neither a directory nor a word holding a space hides a match.
+// git's options that come before its subcommand and change nothing of what a deny rule is about:
+// `git -C . push` and `git -c x=y --no-pager push` push like `git push`. Those taking a value as the next
+// word are listed with a trailing space.
+constexpr std::array<std::string_view, 14> kGitGlobalOptions = {"-C ",
+                                                                "-c ",
+                                                                "--git-dir ",
+                                                                "--work-tree ",
+                                                                "--namespace ",
+                                                                "--exec-path ",
+                                                                "--no-pager",
+                                                                "-P",
+                                                                "--paginate",
+                                                                "-p",
+                                                                "--bare",
+                                                                "--no-replace-objects",
+                                                                "--literal-pathspecs",
+                                                                "--noglob-pathspecs"};
+
+// `words` with git's global options dropped (git only; otherwise empty).
+std::vector<std::string> without_git_options(const std::vector<std::string>& words) {
+  if (words.empty() || words[0] != "git") return {};
+  std::vector<std::string> out = {words[0]};
+  std::size_t i = 1;
+  for (; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    const auto known = std::find_if(kGitGlobalOptions.begin(), kGitGlobalOptions.end(), [&](std::string_view o) {
+      const bool takes_value = o.ends_with(' ');
+      const std::string_view name = takes_value ? o.substr(0, o.size() - 1) : o;
+      return w == name || (takes_value && name.starts_with("--") && w.starts_with(std::string(name) + "="));
+    });
+    if (known == kGitGlobalOptions.end()) break;
+    if (known->ends_with(' ') && w.find('=') == std::string::npos) ++i;  // its value is the next word
+  }
+  if (i == 1) return {};
+  out.insert(out.end(), words.begin() + static_cast<std::ptrdiff_t>(std::min(i, words.size())), words.end());
+  return out;
+}
+
 std::vector<std::string> deny_texts(const tools::ShellSimpleCommand& cmd, std::size_t count) {
   std::vector<std::string> named(cmd.words.begin(), cmd.words.begin() + static_cast<std::ptrdiff_t>(count));
   std::vector<std::string> written = named;
   if (!written.empty()) written[0] = cmd.program;
-  return {tools::shell_words_text(named), join_plain(named), tools::shell_words_text(written), join_plain(written)};
+  std::vector<std::string> texts = {tools::shell_words_text(named), join_plain(named), tools::shell_words_text(written),
+                                    join_plain(written)};
+  // `git -C . push` is denied like `git push`.
+  if (auto plain = without_git_options(named); !plain.empty()) {
+    texts.push_back(tools::shell_words_text(plain));
+    texts.push_back(join_plain(plain));
+  }
+  return texts;
 }
 
 // An allow rule must match the command as written: `./git status` is not `git status`.
@@ -188,7 +249,12 @@ std::string uncertain_reason(const tools::ShellCommandLine& line) {
 
 }  // namespace
 
-const PermissionRule* PermissionPolicy::first_match(const CallSubject& call, Verdict verdict) const {
+const PermissionRule* PermissionPolicy::first_match(const CallSubject& call, tools::Risk risk, Verdict verdict) const {
+  for (const auto& rule : rules_) {
+    if (rule.verdict != verdict || rule.tool != kRiskRule || !rule.pattern) continue;
+    const auto flag = tools::parse_risk_name(*rule.pattern);
+    if (flag && tools::has_risk(risk, *flag)) return &rule;
+  }
   if (is_shell(call)) {
     std::optional<tools::ShellCommandLine> scratch;
     const tools::ShellCommandLine& line = parsed_command(call, scratch);
@@ -277,6 +343,15 @@ PermissionPolicy::ShellAllow PermissionPolicy::shell_allow(const CallSubject& ca
   return {first, {}};
 }
 
+std::vector<std::string> PermissionPolicy::denied_patterns(std::string_view tool, std::string_view category) const {
+  std::vector<std::string> out;
+  for (const auto& rule : rules_) {
+    if (rule.verdict != Verdict::deny || !rule.pattern) continue;
+    if (rule.tool == tool || (!category.empty() && rule.tool == category)) out.push_back(*rule.pattern);
+  }
+  return out;
+}
+
 void PermissionPolicy::remove_approval(std::int64_t approval_id) {
   std::erase_if(rules_, [&](const PermissionRule& r) { return r.approval_id == approval_id; });
 }
@@ -307,13 +382,46 @@ std::optional<PermissionRule> PermissionPolicy::rule_for_answer(const CallSubjec
   return rule;
 }
 
-PermissionDecision PermissionPolicy::decide(const CallSubject& call, tools::Risk risk) const {
+std::string PermissionPolicy::uncovered_risk(const CallSubject& call, const PermissionRule& rule,
+                                             const tools::RiskAssessment& risk) const {
+  using tools::has_risk;
+  const tools::Risk elevated =
+      static_cast<tools::Risk>(static_cast<std::uint32_t>(risk.risk) & static_cast<std::uint32_t>(kElevatedRisks));
+  if (elevated == tools::Risk::none) return {};
+  // An exact approval of this very line (or path): the person saw what it does.
+  if (rule.tool != kRiskRule && rule.pattern && is_literal(*rule.pattern) &&
+      (!is_shell(call) || matches_line(*rule.pattern, call))) {
+    return {};
+  }
+  for (const std::uint32_t bit : {static_cast<std::uint32_t>(tools::Risk::outside_workspace),
+                                  static_cast<std::uint32_t>(tools::Risk::remote_code)}) {
+    const auto flag = static_cast<tools::Risk>(bit);
+    if (!has_risk(elevated, flag)) continue;
+    const bool covered = std::any_of(rules_.begin(), rules_.end(), [&](const PermissionRule& r) {
+      return r.verdict == Verdict::allow && r.tool == kRiskRule && r.pattern && *r.pattern == tools::risk_names(flag);
+    });
+    if (!covered) {
+      return fmt::format(
+          "the rule allow \"{}\" ({}) does not cover a call that {}; approve this exact call, or "
+          "allow \"risk({})\" in the configuration",
+          rule.text(), rule.source, fmt::join(risk.reasons, ", and "), tools::risk_names(flag));
+    }
+  }
+  return {};
+}
+
+PermissionDecision PermissionPolicy::decide(const CallSubject& call, const tools::RiskAssessment& assessment) const {
   using tools::has_risk;
   using tools::Risk;
+  const Risk risk = assessment.risk;
   const auto by_rule = [](const PermissionRule& rule, std::string_view what) {
     return fmt::format("{} by the rule {} \"{}\" ({})", what, verdict_name(rule.verdict), rule.text(), rule.source);
   };
-  if (const auto* rule = first_match(call, Verdict::deny)) return {Verdict::deny, by_rule(*rule, "denied")};
+  // What the call does beyond its kind, for the reasons below: "; it reaches the network (`curl x`)".
+  const std::string risks =
+      assessment.reasons.empty() ? std::string() : fmt::format("; it {}", fmt::join(assessment.reasons, ", and "));
+  if (const auto* rule = first_match(call, risk, Verdict::deny))
+    return {Verdict::deny, by_rule(*rule, "denied") + risks};
   // agentd's own settings and git's executable configuration: a person decides, in every mode, whatever
   // the allow rules say (DESIGN.md section 5: nothing the model writes may loosen agentd's rules).
   if (has_risk(risk, Risk::protected_path)) {
@@ -339,10 +447,16 @@ PermissionDecision PermissionPolicy::decide(const CallSubject& call, tools::Risk
                         "describe the change instead, or ask the user to switch modes",
                         call.tool, tools::risk_names(risk))};
   }
-  if (const auto* rule = first_match(call, Verdict::ask)) return {Verdict::ask, by_rule(*rule, "asked for")};
-  if (const auto* rule = first_match(call, Verdict::allow)) return {Verdict::allow, by_rule(*rule, "allowed")};
+  if (const auto* rule = first_match(call, risk, Verdict::ask)) {
+    return {Verdict::ask, by_rule(*rule, "asked for") + risks};
+  }
+  if (const auto* rule = first_match(call, risk, Verdict::allow)) {
+    std::string uncovered = uncovered_risk(call, *rule, assessment);
+    if (uncovered.empty()) return {Verdict::allow, by_rule(*rule, "allowed")};
+    return {Verdict::ask, std::move(uncovered)};
+  }
   if (has_risk(risk, Risk::outside_workspace)) {
-    return {Verdict::ask, "the call reaches outside the workspace"};
+    return {Verdict::ask, "the call reaches outside the workspace" + risks};
   }
   if (!mutating) return {Verdict::allow, "reading inside the workspace"};
   if (mode_ == PermissionMode::accept_edits && !has_risk(risk, Risk::execute) && !has_risk(risk, Risk::network)) {
@@ -351,10 +465,10 @@ PermissionDecision PermissionPolicy::decide(const CallSubject& call, tools::Risk
   // Shell: why no allow rule applied, when the line itself is the reason.
   if (is_shell(call)) {
     if (std::string why = shell_allow(call, parsed_command(call, shell_scratch)).why_not; !why.empty()) {
-      return {Verdict::ask, std::move(why)};
+      return {Verdict::ask, std::move(why) + risks};
     }
   }
-  return {Verdict::ask, fmt::format("{} needs approval ({})", call.tool, tools::risk_names(risk))};
+  return {Verdict::ask, fmt::format("{} needs approval ({}){}", call.tool, tools::risk_names(risk), risks)};
 }
 
 }  // namespace agentd::core

@@ -47,6 +47,9 @@ struct PermissionDecision {
 // cover every one, a deny or ask rule any one; a pattern without wildcards also matches the whole line as
 // typed. For the others it is matched against the path relative to the session's cwd (git's wildmatch:
 // `*` within a component, `**` across them). No pattern: every call.
+// `risk(name)` matches every call of that risk, whatever the tool (tools/tool.h risk_names: `network`,
+// `outside_workspace`, `recursive_delete`, `remote_code`, `permissions`, `execute`, `write`...):
+// `deny: ["risk(network)"]` refuses any command that reaches the network.
 struct PermissionRule {
   Verdict verdict = Verdict::ask;
   std::string tool;
@@ -94,13 +97,25 @@ class PermissionPolicy {
   // ruled out for, see shell_deny_doubt); plan denies what would change anything; a
   // matching ask rule asks; a matching allow rule allows; a call outside the workspace asks; reading
   // is allowed; acceptEdits allows edits; everything else asks. `rule` names the deciding rule, if any.
-  PermissionDecision decide(const CallSubject& call, tools::Risk risk) const;
+  //
+  // A call that reaches outside the workspace or runs downloaded code (tools/command_risk.h) is covered
+  // only by an allow rule without wildcards (an exact command, as "always" answers are) or a `risk(...)`
+  // allow rule for each of those risks: `shell(cat *)` does not allow `cat ~/.ssh/id_rsa`. The reasons of
+  // `risk` are said in the decision's reason.
+  PermissionDecision decide(const CallSubject& call, const tools::RiskAssessment& risk) const;
+  PermissionDecision decide(const CallSubject& call, tools::Risk risk) const { return decide(call, {risk, {}}); }
+  // The patterns of the deny rules with a pattern for `tool` of `category` (`read(secrets/**)`,
+  // `grep(vendor/**)`): a tool that reads many files skips what they cover (ToolContext::denied_reads).
+  std::vector<std::string> denied_patterns(std::string_view tool, std::string_view category) const;
   // The rule an "always" answer stands for, to be persisted for the project and added here: the exact
   // command for tools that execute, the whole tool otherwise. nullopt for once/cancelled answers.
   static std::optional<PermissionRule> rule_for_answer(const CallSubject& call, PermissionAnswer answer);
 
  private:
-  const PermissionRule* first_match(const CallSubject& call, Verdict verdict) const;
+  const PermissionRule* first_match(const CallSubject& call, tools::Risk risk, Verdict verdict) const;
+  // Why `rule`, which allows the call, does not cover its elevated risks ("" when it does).
+  std::string uncovered_risk(const CallSubject& call, const PermissionRule& rule,
+                             const tools::RiskAssessment& risk) const;
 
   // Shell rules, matched per simple command (see PermissionRule). `why_not` says why no allow rule applies
   // when that is worth telling: the line is uncertain, a deny rule cannot be ruled out, or a redirection

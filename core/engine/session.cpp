@@ -750,7 +750,7 @@ asio::awaitable<std::vector<model::ToolResultBlock>> Session::run_tool_calls(
     tools::ToolContext probe;
     probe.cwd = info_.cwd;
     probe.additional_dirs = info_.additional_dirs;
-    return tools::is_mutating(tool->assess(call.input, probe));
+    return tools::is_mutating(tool->assess(call.input, probe).risk);
   };
   std::size_t i = 0;
   while (i < calls.size()) {
@@ -821,8 +821,8 @@ asio::awaitable<model::ToolResultBlock> Session::execute_tool_call(const model::
         fmt::format("the arguments of {} are not valid JSON ({}); send them again as one JSON object", call.name,
                     *call.input_error)));
   }
-  const Json input = call.input.is_object() ? call.input : Json::object();
-  if (auto problems = tools::schema_violations(tool->spec().input_schema, input); !problems.empty()) {
+  const Json input_as_given = call.input.is_object() ? call.input : Json::object();
+  if (auto problems = tools::schema_violations(tool->spec().input_schema, input_as_given); !problems.empty()) {
     std::string message = fmt::format("the input of {} does not match its schema:", call.name);
     for (const auto& p : problems) message += "\n- " + p;
     co_return finish(tools::ToolResult::failure(std::move(message)));
@@ -837,6 +837,9 @@ asio::awaitable<model::ToolResultBlock> Session::execute_tool_call(const model::
   context.file_state = file_state_.get();
   context.journal = checkpoints_.get();
   context.denied_paths = &settings_.denied_paths;
+  if (const std::string_view category = tool_category(tool->spec().kind); category == "read") {
+    context.denied_reads = policy_.denied_patterns(tool->spec().name, category);
+  }
   context.changed_files = checkpoints_->turn_changed_files();
 
   // Live output (shell): the client sees the end of what the call printed so far, refreshed at most every
@@ -855,8 +858,28 @@ asio::awaitable<model::ToolResultBlock> Session::execute_tool_call(const model::
     });
   };
 
-  const tools::Risk risk = tool->assess(input, context);
-  tool_span.set_attribute("risk", tools::risk_names(risk));
+  // The input completed with what will actually run (verify's chosen command): judged, shown, audited and
+  // run as one.
+  Result<tools::Tool::Resolved> resolved = tools::Tool::Resolved{};
+  try {
+    resolved = co_await tool->resolve(input_as_given, context);
+  } catch (const std::exception& e) {
+    resolved = Error(Errc::internal, e.what());
+  }
+  co_await asio::dispatch(strand_, asio::use_awaitable);
+  if (!resolved) {
+    if (resolved.error().code() == Errc::cancelled || cancel.cancelled()) {
+      co_return finish(tools::ToolResult::failure("cancelled by the user before it ran"), true);
+    }
+    log::error("session {}: tool {} failed internally: {}", info_.id, call.name, resolved.error().message());
+    co_return finish(tools::ToolResult::failure(
+        fmt::format("{} failed: {} (an internal error; try another way)", call.name, resolved.error().message())));
+  }
+  if (resolved->result) co_return finish(*resolved->result);
+  const Json input = std::move(resolved->input);
+
+  const tools::RiskAssessment risk = tool->assess(input, context);
+  tool_span.set_attribute("risk", tools::risk_names(risk.risk));
   {
     ToolCallUpdatedEvent update;
     update.id = call.id;
@@ -892,8 +915,10 @@ asio::awaitable<model::ToolResultBlock> Session::execute_tool_call(const model::
       prompt.raw_input = input;
       prompt.locations = tool->locations(input, context);
       prompt.diffs = tool->preview(input, context);
+      prompt.text = tool->describe(input, context);
       prompt.input_digest = digest;
       prompt.reason = decision.reason;
+      prompt.risk = tools::risk_names(risk.risk);
       // The client must see the call (tool_call, its input) before it is asked about it: wait until
       // every earlier event is stored, and so delivered.
       write_events();
@@ -933,6 +958,8 @@ asio::awaitable<model::ToolResultBlock> Session::execute_tool_call(const model::
     entry.decided_by = decided_by;
     entry.reason = decision.reason;
     entry.created_at_ms = support::unix_millis_now();
+    entry.cwd = info_.cwd;
+    entry.risk = tools::risk_names(risk.risk);
     engine_.store->stream([entry = std::move(entry)](storage::Connection& db) -> Result<void> {
       auto id = storage::PermissionStore(db).record(entry);
       if (!id) return std::move(id).error();

@@ -139,6 +139,7 @@ asio::awaitable<Result<std::shared_ptr<const TurnContext>>> Session::gather_cont
   request.input = std::move(input);
   request.context_window = model_.context_window;
   request.denied_paths = settings_.denied_paths;
+  request.denied_reads = policy_.denied_patterns("", "read");
   request.facts = std::move(*known);
   request.retrieve = retrieve;
   for (const auto& c : slash_commands()) request.reserved_names.emplace_back(c.name);

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/context/retrieve.h"
+#include "tools/ignore.h"
 #include "tools/path_guard.h"
 
 namespace agentd::core {
@@ -75,11 +76,17 @@ TurnContext gather_turn_context(const TurnContextRequest& request, context::Work
   retrieval.additional_dirs = request.additional_dirs;
   retrieval.input = out.input;
   retrieval.token_budget = context::context_token_budget(request.context_window);
-  if (!request.denied_paths.empty()) {
+  if (!request.denied_paths.empty() || !request.denied_reads.empty()) {
+    // What the read tools may not read, evidence may not show: deny-paths, and `read(...)` deny rules
+    // matched as rules match paths (relative to the cwd, else absolute).
     auto guard = std::make_shared<tools::PathGuard>(request.cwd, request.additional_dirs, request.denied_paths);
-    retrieval.denied = [guard](const std::string& absolute) {
-      return tools::denied_path(guard->relative_to_root(absolute), tools::PathAccess::read, guard->denied())
-          .has_value();
+    retrieval.denied = [guard, rules = request.denied_reads,
+                        cwd = std::filesystem::path(request.cwd)](const std::string& absolute) {
+      if (tools::denied_path(guard->relative_to_root(absolute), tools::PathAccess::read, guard->denied())) return true;
+      if (rules.empty()) return false;
+      const std::string shown = tools::lexical_display(absolute, cwd);
+      return std::any_of(rules.begin(), rules.end(),
+                         [&](const std::string& pattern) { return tools::wildmatch(pattern, shown, true); });
     };
   }
   auto package = context::retrieve_context(retrieval, index, cancel);

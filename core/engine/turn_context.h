@@ -27,6 +27,7 @@ struct TurnContextRequest {
   std::string input;                        // the user's text, as typed (a leading /<skill> included)
   std::uint64_t context_window = 200000;    // the model's, for the budgets
   std::vector<std::string> denied_paths;    // permissions.denyPaths of the project
+  std::vector<std::string> denied_reads;    // patterns of `read(...)` deny rules, relative to cwd
   std::vector<memory::Fact> facts;          // the project's stored facts
   bool retrieve = true;                     // false: skip the workspace search (a slash-only preview)
   std::vector<std::string> reserved_names;  // builtin slash commands: no skill may take these names

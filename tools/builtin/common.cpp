@@ -88,10 +88,12 @@ std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes) {
   return text.substr(0, cut);
 }
 
-WalkOptions walk_options(const PathGuard& guard, const std::filesystem::path& root) {
+WalkOptions walk_options(const PathGuard& guard, const std::filesystem::path& root, const ToolContext& context) {
   WalkOptions options;
   options.denied = guard.denied();
   if (!options.denied.empty()) options.deny_base = guard.relative_to_root(root);
+  options.denied_rules = context.denied_reads;
+  options.rules_cwd = context.cwd;
   return options;
 }
 
@@ -99,13 +101,16 @@ std::string SingleFileTool::title(const support::Json& input, const ToolContext&
   return verb_ + " " + lexical_display(string_field(input, "path"), context.cwd);
 }
 
-Risk SingleFileTool::assess(const support::Json& input, const ToolContext& context) const {
-  Risk risk = spec_.base_risk;
+RiskAssessment SingleFileTool::assess(const support::Json& input, const ToolContext& context) const {
+  RiskAssessment risk{spec_.base_risk, {}};
   if (access_ != PathAccess::write) return risk;
   // Resolved as run() will resolve it, so a symlink to a protected file is seen for what it is. A path
   // the guard refuses fails in run() with the guard's message; nothing to assess.
   auto resolved = PathGuard(context).resolve(string_field(input, "path"), access_);
-  if (resolved && protected_path(resolved->absolute)) risk |= Risk::protected_path;
+  if (!resolved) return risk;
+  if (auto why = protected_path(resolved->absolute)) {
+    risk.add(Risk::protected_path, fmt::format("writes {}, {}", resolved->display, *why));
+  }
   return risk;
 }
 

@@ -33,8 +33,8 @@ support::Error missing_context(std::string_view tool, std::string_view what);
 std::size_t count_lines(std::string_view text);
 
 // Walk options for walking `root` (resolved by `guard`): the guard's configured deny-paths apply to what
-// the walk finds, as they do to paths the model names.
-WalkOptions walk_options(const PathGuard& guard, const std::filesystem::path& root);
+// the walk finds, as they do to paths the model names, and so do the context's read-deny rules.
+WalkOptions walk_options(const PathGuard& guard, const std::filesystem::path& root, const ToolContext& context);
 // The lines of `text` without their '\n' (a '\r' before it stays: the file really has it).
 std::vector<std::string_view> split_lines(std::string_view text);
 // Lines that differ between two texts, after the common leading and trailing lines are set aside: the
@@ -49,7 +49,7 @@ class SingleFileTool : public Tool {
  public:
   const ToolSpec& spec() const override { return spec_; }
   // Writing tools add Risk::protected_path for a protected file (tools/path_guard.h).
-  Risk assess(const support::Json& input, const ToolContext& context) const override;
+  RiskAssessment assess(const support::Json& input, const ToolContext& context) const override;
   std::string title(const support::Json& input, const ToolContext& context) const override;
   std::vector<std::string> locations(const support::Json& input, const ToolContext& context) const override;
 

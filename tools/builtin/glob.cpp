@@ -176,7 +176,7 @@ class GlobTool final : public Tool {
     auto compiled = compile(pattern, root);
     if (!compiled) co_return ToolResult::failure(compiled.error().message());
 
-    WalkOptions options = walk_options(guard, resolved->absolute);
+    WalkOptions options = walk_options(guard, resolved->absolute, context);
     options.hidden = std::any_of(compiled->begin(), compiled->end(),
                                  [](const CompiledGlob& glob) { return names_hidden(glob.pattern); });
     auto work = [root, globs = std::move(*compiled), options, cancel = context.cancel]() -> support::Result<Found> {

@@ -156,7 +156,7 @@ class GrepTool final : public Tool {
     options.max_kept_bytes = 2 * kGrepMaxOutputBytes;
 
     auto work = [matcher = *matcher, absolute, shown, is_dir, glob = string_field(input, "glob"), options,
-                 walk = walk_options(guard, resolved->absolute),
+                 walk = walk_options(guard, resolved->absolute, context),
                  cancel = context.cancel]() -> support::Result<SearchReport> {
       if (!is_dir) return search_files(matcher, {SearchTarget{absolute, shown}}, options, cancel);
       const std::string prefix = shown == "." ? "" : shown + "/";

@@ -109,7 +109,7 @@ class ListDirTool final : public Tool {
     }
 
     // A huge directory takes a while to read: off the event loop, like every walk.
-    auto work = [root = directory.string(), base = walk_options(guard, directory),
+    auto work = [root = directory.string(), base = walk_options(guard, directory, context),
                  cancel = context.cancel]() -> support::Result<Listing> {
       try {
         Listing listing;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <optional>
@@ -19,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "tools/builtin/common.h"
+#include "tools/command_risk.h"
 #include "tools/environment.h"
 #include "tools/path_guard.h"
 #include "tools/process.h"
@@ -94,6 +96,14 @@ class ShellTool final : public Tool {
     return "Run " + short_command(string_field(input, "command"));
   }
 
+  RiskAssessment assess(const Json& input, const ToolContext& context) const override {
+    return assess_command(spec_.base_risk, string_field(input, "command"), command_cwd(input, context), context);
+  }
+
+  std::string describe(const Json& input, const ToolContext& context) const override {
+    return describe_command(string_field(input, "command"), command_cwd(input, context));
+  }
+
   boost::asio::awaitable<support::Result<ToolResult>> run(Json input, ToolContext& context) override {
     if (auto invalid = check_input(spec_, input)) co_return std::move(*invalid);
     if (context.cancel.cancelled()) co_return support::Error(Errc::cancelled, "shell cancelled");
@@ -158,6 +168,27 @@ class ShellTool final : public Tool {
 
 }  // namespace
 }  // namespace builtin
+
+std::filesystem::path command_cwd(const support::Json& input, const ToolContext& context) {
+  const std::filesystem::path cwd = context.cwd;
+  const support::Json* given = input.find("cwd");
+  if (given == nullptr || !given->is_string()) return cwd;
+  return (cwd / given->as_string()).lexically_normal();  // an absolute `cwd` replaces the session's
+}
+
+RiskAssessment assess_command(Risk base, std::string_view command, const std::filesystem::path& cwd,
+                              const ToolContext& context) {
+  const PathGuard guard(context);
+  const char* home = std::getenv("HOME");  // NOLINT(concurrency-mt-unsafe): nothing here sets the environment
+  RiskAssessment risk = assess_command_line(parse_shell_command(command), cwd, guard.roots(),
+                                            home != nullptr ? std::filesystem::path(home) : std::filesystem::path());
+  risk.risk |= base;
+  return risk;
+}
+
+std::string describe_command(std::string_view command, const std::filesystem::path& cwd) {
+  return fmt::format("$ {}\n(in {})", command, cwd.string());
+}
 
 boost::asio::awaitable<support::Result<CommandRun>> run_command(const ShellConfig& config,
                                                                 const CommandRequest& request, ToolContext& context,

@@ -66,6 +66,15 @@ struct CommandRun {
   std::string unsandboxed;                          // why it ran without a sandbox, when it did
 };
 
+// Where a tool that executes runs its command: its `cwd` field resolved lexically against the session's
+// cwd, else the session's cwd. For judging and showing a call before it runs (run() checks the directory).
+std::filesystem::path command_cwd(const support::Json& input, const ToolContext& context);
+// The risk of running `command` in `cwd`: `base` plus what tools/command_risk.h reads in the line.
+RiskAssessment assess_command(Risk base, std::string_view command, const std::filesystem::path& cwd,
+                              const ToolContext& context);
+// The permission prompt's text for a command: "$ npm test\n(in /home/me/app/web)".
+std::string describe_command(std::string_view command, const std::filesystem::path& cwd);
+
 // Errors end the turn: Errc::cancelled (`what` names the tool in the message), or a fault such as a
 // failed fork. Everything the model can act on is a CommandRun with `refused` set.
 boost::asio::awaitable<support::Result<CommandRun>> run_command(const ShellConfig& config,

@@ -78,7 +78,9 @@ class VerifyTool final : public Tool {
   "type": "object",
   "properties": {{
     "command": {{"type": "string", "minLength": 1,
-                 "description": "A verification command line to run instead of the discovered one (run with /bin/sh -c in the working directory)."}},
+                 "description": "A verification command line to run instead of the discovered one (run with /bin/sh -c)."}},
+    "cwd": {{"type": "string", "minLength": 1,
+             "description": "The directory to run `command` in: relative to the working directory, or absolute inside it. Default: the working directory."}},
     "files": {{"type": "array", "items": {{"type": "string", "minLength": 1}},
                "description": "Files to verify (relative to the working directory, or absolute inside it). Default: the files changed in this turn."}},
     "timeout_ms": {{"type": "integer", "minimum": 1, "maximum": {},
@@ -106,74 +108,81 @@ class VerifyTool final : public Tool {
     return "Verify this turn's changes";
   }
 
+  RiskAssessment assess(const Json& input, const ToolContext& context) const override {
+    return assess_command(spec_.base_risk, builtin::string_field(input, "command"), command_cwd(input, context),
+                          context);
+  }
+
+  std::string describe(const Json& input, const ToolContext& context) const override {
+    const std::string command = builtin::string_field(input, "command");
+    return command.empty() ? std::string() : describe_command(command, command_cwd(input, context));
+  }
+
+  // Without `command`, chooses it now (discovered, narrowed to the files), so the permission is asked for
+  // the command that will run and an approval never covers another one: the input gains `command` and
+  // `cwd`. A repository (or an edit of package.json) can change what discovery finds, not what was approved.
+  boost::asio::awaitable<support::Result<Resolved>> resolve(Json input, ToolContext& context) override {
+    if (auto invalid = builtin::check_input(spec_, input)) co_return Resolved{std::move(input), std::move(*invalid)};
+    if (!builtin::string_field(input, "command").empty()) co_return Resolved{std::move(input), std::nullopt};
+    auto files = files_to_verify(input, context);
+    if (!files) co_return Resolved{std::move(input), ToolResult::failure(files.error().message())};
+    Plan plan = co_await make_plan(context.cwd, *files, true);
+    if (!plan.suggestion) co_return Resolved{std::move(input), not_found(plan.discovery)};
+    const PathGuard guard(context);
+    input.set("command", plan.suggestion->command.command);
+    input.set("cwd", guard.display(plan.suggestion->command.cwd));
+    co_return Resolved{std::move(input), std::nullopt};
+  }
+
   boost::asio::awaitable<support::Result<ToolResult>> run(Json input, ToolContext& context) override {
     if (auto invalid = builtin::check_input(spec_, input)) co_return std::move(*invalid);
     if (context.cancel.cancelled()) co_return support::Error(Errc::cancelled, "verify cancelled");
+    // Called without resolve() (a tool run on its own): choose the command here, the same way.
+    if (builtin::string_field(input, "command").empty()) {
+      auto resolved = co_await resolve(std::move(input), context);
+      if (!resolved) co_return std::move(resolved).error();
+      if (resolved->result) co_return std::move(*resolved->result);
+      input = std::move(resolved->input);
+    }
     const auto timeout = std::min(
         std::chrono::milliseconds(builtin::integer_field(input, "timeout_ms").value_or(default_timeout_.count())),
         config_.max_timeout);
-
-    // The files to verify: given (and checked to be inside the workspace), else this turn's changes.
-    std::vector<std::string> files;
     const PathGuard guard(context);
-    if (const Json* given = input.find("files"); given != nullptr) {
-      for (const Json& file : given->as_array()) {
-        auto resolved = guard.resolve(file.as_string(), PathAccess::read);
-        if (!resolved) co_return ToolResult::failure(resolved.error().message());
-        files.push_back(resolved->absolute.string());
-      }
-    } else {
-      files = context.changed_files;
-    }
-
-    const std::string command_text = builtin::string_field(input, "command");
-    // Discovery reads manifests and build trees: off the event loop.
-    const fs::path workspace = context.cwd;
-    // A named lambda, moved in: GCC 12 destroys a lambda temporary inside a co_await expression twice.
-    auto work = [workspace, files, want_suggestion = command_text.empty()]() {
-      Plan p;
-      p.discovery = discover_verification(workspace);
-      if (want_suggestion) p.suggestion = suggest_verification(p.discovery, files);
-      return p;
-    };
-    Plan plan = co_await run_off_loop(std::move(work));
-
-    VerificationResult verification;
     fs::path cwd = context.cwd;
-    if (!command_text.empty()) {
-      verification.command = command_text;
-      verification.runner = guess_runner(command_text);
-      verification.source = "given by the caller";
-      // A discovered command keeps what discovery knows of it (its runner, where it came from).
-      for (const auto& known : plan.discovery.commands) {
-        if (known.command == command_text && known.cwd == fs::path(context.cwd)) {
-          verification.runner = known.runner;
-          verification.source = known.source;
-          break;
-        }
+    if (const Json* requested = input.find("cwd"); requested != nullptr) {
+      auto resolved = guard.resolve(requested->as_string(), PathAccess::read);
+      if (!resolved) co_return ToolResult::failure(resolved.error().message());
+      std::error_code ec;
+      if (!fs::is_directory(resolved->absolute, ec)) {
+        co_return ToolResult::failure(fmt::format(
+            "cwd {} is not a directory; give an existing directory inside the workspace", resolved->display));
       }
-    } else if (!plan.suggestion) {
-      verification.status = VerificationStatus::not_run;
-      verification.note = "no verification command found";
-      std::string message = fmt::format(
-          "Not run: no verification command found in {}. Looked for package.json scripts (test, lint, "
-          "typecheck), Makefile targets (test, check), a CTest build tree, pytest configuration (pyproject.toml, "
-          "pytest.ini, tox.ini, setup.cfg, conftest.py), Cargo.toml, go.mod and a README \"Testing\" section.",
-          plan.discovery.workspace.string());
-      for (const auto& note : plan.discovery.notes) message += fmt::format("\nNote: {}", note);
-      message += "\nCall verify again with `command` set to the command that tests this project.";
-      ToolResult result = ToolResult::failure(std::move(message));
-      result.summary = "Verification not run: no test command found";
-      result.metadata.set("verification", to_json(verification));
-      co_return result;
+      cwd = resolved->absolute;
+    }
+    auto files = files_to_verify(input, context);
+    if (!files) co_return ToolResult::failure(files.error().message());
+
+    // What discovery knows of the command (its runner, where it came from, why it was chosen), looked up
+    // again: the command itself is fixed, whatever the repository holds now.
+    VerificationResult verification;
+    verification.command = builtin::string_field(input, "command");
+    verification.runner = guess_runner(verification.command);
+    verification.source = "given by the caller";
+    Plan plan = co_await make_plan(context.cwd, *files, true);
+    const auto same = [&](const VerificationCommand& known) {
+      return known.command == verification.command && known.cwd == cwd;
+    };
+    if (plan.suggestion && same(plan.suggestion->command)) {
+      verification.runner = plan.suggestion->command.runner;
+      verification.source = plan.suggestion->command.source;
+      verification.reason = plan.suggestion->reason;
+      verification.narrowed = plan.suggestion->narrowed;
     } else {
-      const Suggestion& suggestion = *plan.suggestion;
-      verification.command = suggestion.command.command;
-      verification.runner = suggestion.command.runner;
-      verification.source = suggestion.command.source;
-      verification.reason = suggestion.reason;
-      verification.narrowed = suggestion.narrowed;
-      cwd = suggestion.command.cwd;
+      const auto known = std::find_if(plan.discovery.commands.begin(), plan.discovery.commands.end(), same);
+      if (known != plan.discovery.commands.end()) {
+        verification.runner = known->runner;
+        verification.source = known->source;
+      }
     }
 
     CommandRequest request;
@@ -235,6 +244,50 @@ class VerifyTool final : public Tool {
   }
 
  private:
+  // The files given (each checked to be inside the workspace), else this turn's changes.
+  static support::Result<std::vector<std::string>> files_to_verify(const Json& input, const ToolContext& context) {
+    std::vector<std::string> files;
+    const Json* given = input.find("files");
+    if (given == nullptr) return context.changed_files;
+    const PathGuard guard(context);
+    for (const Json& file : given->as_array()) {
+      auto resolved = guard.resolve(file.as_string(), PathAccess::read);
+      if (!resolved) return std::move(resolved).error();
+      files.push_back(resolved->absolute.string());
+    }
+    return files;
+  }
+
+  // Discovery reads manifests and build trees: off the event loop.
+  static boost::asio::awaitable<Plan> make_plan(fs::path workspace, std::vector<std::string> files,
+                                                bool want_suggestion) {
+    // A named lambda, moved in: GCC 12 destroys a lambda temporary inside a co_await expression twice.
+    auto work = [workspace = std::move(workspace), files = std::move(files), want_suggestion]() {
+      Plan p;
+      p.discovery = discover_verification(workspace);
+      if (want_suggestion) p.suggestion = suggest_verification(p.discovery, files);
+      return p;
+    };
+    co_return co_await run_off_loop(std::move(work));
+  }
+
+  static ToolResult not_found(const Discovery& discovery) {
+    VerificationResult verification;
+    verification.status = VerificationStatus::not_run;
+    verification.note = "no verification command found";
+    std::string message = fmt::format(
+        "Not run: no verification command found in {}. Looked for package.json scripts (test, lint, "
+        "typecheck), Makefile targets (test, check), a CTest build tree, pytest configuration (pyproject.toml, "
+        "pytest.ini, tox.ini, setup.cfg, conftest.py), Cargo.toml, go.mod and a README \"Testing\" section.",
+        discovery.workspace.string());
+    for (const auto& note : discovery.notes) message += fmt::format("\nNote: {}", note);
+    message += "\nCall verify again with `command` set to the command that tests this project.";
+    ToolResult result = ToolResult::failure(std::move(message));
+    result.summary = "Verification not run: no test command found";
+    result.metadata.set("verification", to_json(verification));
+    return result;
+  }
+
   ShellConfig config_;
   std::chrono::milliseconds default_timeout_{kVerifyDefaultTimeout};
   ToolSpec spec_;

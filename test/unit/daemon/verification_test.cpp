@@ -204,5 +204,50 @@ TEST(Verification, AnUnrelatedFailureIsReportedNotChased) {
   EXPECT_THAT(agent_text(updates), HasSubstr("Reported, not chased."));
 }
 
+// The permission for verify is asked for the command it will run, chosen before the question: an "always"
+// answer for `make test` does not cover the `npm test` that discovery picks once the model has written a
+// package.json (whose test script is the model's to choose).
+TEST(Verification, ThePermissionIsForTheCommandThatRuns) {
+  Json package = Json::object();
+  package["path"] = "package.json";
+  package["content"] = R"({"scripts": {"test": "touch pwned"}})";
+  testing::SessionFixture f(tool_reply("first", "verify", "{}") + "," + testing::text_reply("ok1", "Checked.") + "," +
+                                tool_reply("plant", "write_file", package.dump()) + "," +
+                                tool_reply("second", "verify", "{}") + "," + testing::text_reply("ok2", "Checked."),
+                            [](const fs::path& work) {
+                              std::ofstream(work / "Makefile") << "test:\n\t@echo all good\n";
+                              fs::create_directories(work / "../config/agentd");
+                              std::ofstream(work / "../config/agentd/config.json")
+                                  << R"({"shell": {"sandbox": "fallback"}})";
+                            });
+  std::vector<Json> prompts;
+  const auto answer_with = [&](const std::string& option) {
+    return [&, option](const Json& m) {
+      if (m["method"] != Json("session/request_permission")) return;
+      prompts.push_back(m["params"]);
+      const std::string chosen = m["params"]["toolCall"]["rawInput"].contains("content") ? "allow_once" : option;
+      f.agentd->write(R"({"jsonrpc":"2.0","id":)" + m["id"].dump() +
+                      R"(,"result":{"outcome":{"outcome":"selected","optionId":")" + chosen + "\"}}}\n");
+    };
+  };
+  Json first = f.prompt("check the project", nullptr, answer_with("allow_always"));
+  EXPECT_EQ(first["result"]["stopReason"].as_string(), "end_turn") << first.dump();
+  ASSERT_EQ(prompts.size(), 1U);
+  // The question names the command and where it runs, and the input it is bound to carries them.
+  const Json& tool_call = prompts[0]["toolCall"];
+  EXPECT_EQ(tool_call["rawInput"]["command"].as_string(), "make test") << tool_call.dump();
+  EXPECT_THAT(tool_call["content"].as_array().at(0)["content"]["text"].as_string(),
+              HasSubstr("$ make test\n(in " + f.dir.file("work")));
+  EXPECT_EQ(tool_call["title"].as_string(), "Verify: make test");
+
+  Json second = f.prompt("plant a test script", nullptr, answer_with("reject_once"));
+  EXPECT_EQ(second["result"]["stopReason"].as_string(), "end_turn") << second.dump();
+  ASSERT_EQ(prompts.size(), 3U) << "verify ran `npm test` under the approval given for `make test`";
+  EXPECT_EQ(prompts[2]["toolCall"]["rawInput"]["command"].as_string(), "npm test");
+  EXPECT_FALSE(fs::exists(f.dir.file("work/pwned")));
+  // The model was told it was not run, and why.
+  EXPECT_THAT(f.body(4), HasSubstr("the user rejected this call"));
+}
+
 }  // namespace
 }  // namespace agentd

@@ -58,7 +58,7 @@ TEST(ToolKind, NamesAreAcpSpellings) {
 TEST(Tool, DefaultsComeFromTheSpec) {
   FakeTool tool("probe", Risk::write);
   ToolContext context;
-  EXPECT_EQ(tool.assess(support::Json::object(), context), Risk::write);
+  EXPECT_EQ(tool.assess(support::Json::object(), context).risk, Risk::write);
   EXPECT_EQ(tool.title(support::Json::object(), context), "probe");
   EXPECT_TRUE(tool.locations(support::Json::object(), context).empty());
 }

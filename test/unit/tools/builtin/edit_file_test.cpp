@@ -293,7 +293,7 @@ TEST_F(EditFileTest, TitleLocationsRiskAndInput) {
   EXPECT_EQ(tool_->title(edit_input("src/a.cpp", "x", "y"), h_.context), "Edit src/a.cpp");
   EXPECT_EQ(tool_->locations(edit_input("src/a.cpp", "x", "y"), h_.context),
             std::vector<std::string>{h_.path("src/a.cpp").string()});
-  EXPECT_EQ(tool_->assess(edit_input("a", "x", "y"), h_.context), Risk::write);
+  EXPECT_EQ(tool_->assess(edit_input("a", "x", "y"), h_.context).risk, Risk::write);
   EXPECT_EQ(tool_->spec().kind, ToolKind::edit);
   auto result = h_.run(*tool_, R"({"path": "a.txt", "old": "x"})");
   ASSERT_TRUE(result);

@@ -88,7 +88,7 @@ TEST_F(ReadFileTest, TitleAndLocationsBeforeRunning) {
   EXPECT_EQ(tool_->locations(json(R"({"path": "b.txt"})"), h_.context),
             std::vector<std::string>{h_.path("b.txt").string()});
   EXPECT_TRUE(tool_->locations(json(R"({"path": "../outside/x"})"), h_.context).empty());
-  EXPECT_EQ(tool_->assess(json(R"({"path": "b.txt"})"), h_.context), Risk::read);
+  EXPECT_EQ(tool_->assess(json(R"({"path": "b.txt"})"), h_.context).risk, Risk::read);
 }
 
 TEST_F(ReadFileTest, OffsetAndLimitPage) {

@@ -238,7 +238,7 @@ TEST_F(WriteFileTest, TitleLocationsAndRisk) {
   EXPECT_EQ(tool_->locations(json(R"({"path": "src/a.cpp", "content": ""})"), h_.context),
             std::vector<std::string>{h_.path("src/a.cpp").string()});
   EXPECT_TRUE(tool_->locations(json(R"({"path": ".git/config", "content": ""})"), h_.context).empty());
-  EXPECT_EQ(tool_->assess(json(R"({"path": "a", "content": ""})"), h_.context), Risk::write);
+  EXPECT_EQ(tool_->assess(json(R"({"path": "a", "content": ""})"), h_.context).risk, Risk::write);
   EXPECT_TRUE(is_mutating(tool_->spec().base_risk));
 }
 
@@ -267,7 +267,7 @@ TEST_F(WriteFileTest, PreviewsTheChangeAndMarksProtectedPaths) {
   EXPECT_EQ(diffs[0].path, h_.path("notes.md").string());
   EXPECT_EQ(diffs[0].old_text, std::optional<std::string>("old\n"));
   EXPECT_EQ(diffs[0].new_text, "new\n");
-  EXPECT_FALSE(has_risk(tool_->assess(input, h_.context), Risk::protected_path));
+  EXPECT_FALSE(has_risk(tool_->assess(input, h_.context).risk, Risk::protected_path));
   EXPECT_TRUE(fs::exists(h_.path("notes.md")));
   EXPECT_EQ(testing::read_text(h_.path("notes.md")), "old\n");  // previewing changed nothing
 
@@ -282,7 +282,7 @@ TEST_F(WriteFileTest, PreviewsTheChangeAndMarksProtectedPaths) {
     Json escalate = Json::object();
     escalate.set("path", path);
     escalate.set("content", R"({"mode": "bypass"})");
-    EXPECT_TRUE(has_risk(tool_->assess(escalate, h_.context), Risk::protected_path)) << path;
+    EXPECT_TRUE(has_risk(tool_->assess(escalate, h_.context).risk, Risk::protected_path)) << path;
   }
 }
 
