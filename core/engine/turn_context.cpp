@@ -40,6 +40,25 @@ TurnContext gather_turn_context(const TurnContextRequest& request, context::Work
   memory::InstructionOptions instruction_options;
   instruction_options.cwd = request.cwd;
   instruction_options.root = out.workspace_root;
+  {
+    // A deny-listed file (built in or configured, or a `read(...)` deny rule) is never pinned, whatever
+    // the name of the link that leads to it.
+    auto guard =
+        std::make_shared<tools::PathGuard>(out.workspace_root, std::vector<std::string>{}, request.denied_paths);
+    instruction_options.refuse_project_file = [guard, rules = request.denied_reads,
+                                               cwd = std::filesystem::path(request.cwd)](
+                                                  const std::filesystem::path& absolute) -> std::optional<std::string> {
+      if (auto denied =
+              tools::denied_path(guard->relative_to_root(absolute), tools::PathAccess::read, guard->denied())) {
+        return fmt::format("it is {} ({})", denied->pattern, denied->reason);
+      }
+      const std::string shown = tools::lexical_display(absolute.string(), cwd);
+      for (const std::string& pattern : rules) {
+        if (tools::wildmatch(pattern, shown, true)) return fmt::format("a read({}) deny rule covers it", pattern);
+      }
+      return std::nullopt;
+    };
+  }
   out.instructions = memory::load_instructions(instruction_options);
   out.instructions_text = memory::render_instructions(out.instructions);
   out.instructions_ms = ms_since(start);
@@ -148,6 +167,11 @@ support::Json turn_context_json(const TurnContext& context, std::string_view sys
     instructions.push_back(std::move(f));
   }
   out["instructions"] = std::move(instructions);
+  // Files found and left out (a link out of the workspace, a deny-listed target, unreadable, the same file
+  // twice) or cut, in words.
+  Json notes = Json::array();
+  for (const auto& note : context.instructions.notes) notes.push_back(note);
+  out["instructionNotes"] = std::move(notes);
   out["verification"] = to_json(context.verification);
 
   Json skills = Json::array();

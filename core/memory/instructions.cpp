@@ -148,13 +148,27 @@ Instructions load_instructions(const InstructionOptions& options) {
       continue;
     }
     seen.push_back(canonical);
+    if (c.scope == InstructionScope::project) {
+      const auto inside = std::mismatch(out.root.begin(), out.root.end(), canonical.begin(), canonical.end());
+      if (inside.first != out.root.end()) {
+        out.notes.push_back(fmt::format("{}: left out, it leads to {}, outside the workspace {}", c.path.string(),
+                                        canonical.string(), out.root.string()));
+        continue;
+      }
+      if (options.refuse_project_file) {
+        if (auto reason = options.refuse_project_file(canonical)) {
+          out.notes.push_back(fmt::format("{}: left out, {}", c.path.string(), *reason));
+          continue;
+        }
+      }
+    }
 
     const std::size_t limit = std::min(options.max_file_bytes, total_left);
     InstructionFile file;
     file.path = c.path.string();
     file.scope = c.scope;
     std::string error;
-    if (!read_prefix(c.path, limit, file.text, file.file_bytes, error)) {
+    if (!read_prefix(canonical, limit, file.text, file.file_bytes, error)) {
       out.notes.push_back(fmt::format("{}: left out, it cannot be read ({})", file.path, error));
       continue;
     }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,6 +42,10 @@ struct InstructionOptions {
   std::optional<std::filesystem::path> user_file;  // default: user_config_dir()/AGENTS.md; empty: none
   std::size_t max_file_bytes = 64 * 1024;          // per file
   std::size_t max_total_bytes = 128 * 1024;        // all files together, in the order below
+  // A project's file is a stranger's: one that resolves (through symlinks) outside the workspace root is
+  // always left out, and so is one this returns a reason for (deny-paths such as `.env`: a link named
+  // AGENTS.md must not carry a secret into every request). Given the resolved absolute path.
+  std::function<std::optional<std::string>(const std::filesystem::path&)> refuse_project_file;
 };
 
 struct Instructions {

@@ -121,6 +121,36 @@ TEST_F(InstructionsTest, ClaudeMdLinkedToAgentsMdIsIncludedOnce) {
   EXPECT_NE(found.notes[0].find("same file as"), std::string::npos);
 }
 
+// A repository is a stranger's: its instruction files may not be links out of the workspace, nor to a file
+// the caller refuses (a deny-listed .env), whatever the link is called. The user's own file may be a link.
+TEST_F(InstructionsTest, ProjectFilesThatLeadOutsideOrToRefusedFilesAreLeftOut) {
+  write_file(dir_.path() / "secret" / "id_ed25519", "PRIVATE KEY\n");
+  write_file(root_ / ".env", "API_TOKEN=secret\n");
+  write_file(root_ / "src" / "AGENTS.md", "src agents\n");
+  write_file(dir_.path() / "mine.md", "user rules\n");
+  fs::create_directories(user_file_.parent_path());
+  fs::create_symlink(dir_.path() / "mine.md", user_file_);
+  fs::create_symlink(dir_.path() / "secret" / "id_ed25519", root_ / "AGENTS.md");
+  fs::create_symlink(".env", root_ / "CLAUDE.md");
+  fs::create_symlink("AGENTS.md", root_ / "src" / "CLAUDE.md");  // inside, not refused: fine, and only once
+  InstructionOptions o = options(root_ / "src");
+  o.refuse_project_file = [&](const fs::path& p) -> std::optional<std::string> {
+    if (p.filename() == ".env") return "it is .env";
+    return std::nullopt;
+  };
+  const Instructions got = load_instructions(o);
+  ASSERT_EQ(got.files.size(), 2u);
+  EXPECT_EQ(got.files[0].text, "user rules\n");
+  EXPECT_EQ(got.files[1].text, "src agents\n");
+  ASSERT_EQ(got.notes.size(), 3u);
+  EXPECT_NE(got.notes[0].find("outside the workspace"), std::string::npos) << got.notes[0];
+  EXPECT_NE(got.notes[1].find("left out, it is .env"), std::string::npos) << got.notes[1];
+  EXPECT_NE(got.notes[2].find("same file"), std::string::npos) << got.notes[2];
+  const std::string rendered = render_instructions(got);
+  EXPECT_EQ(rendered.find("PRIVATE KEY"), std::string::npos);
+  EXPECT_EQ(rendered.find("API_TOKEN"), std::string::npos);
+}
+
 TEST_F(InstructionsTest, CapsCutAtALineOrCharacterAndSaySo) {
   // Per-file cap: cut at the last line end in the final quarter.
   std::string big;
