@@ -20,6 +20,7 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <linux/capability.h>
 #include <linux/landlock.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
@@ -173,6 +174,29 @@ int enter_mount_namespace(bool user_namespace, bool network, const char* uid_map
   if (network) bring_loopback_up();
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
     *step = "mount(MS_REC | MS_PRIVATE) of /";
+    return errno;
+  }
+  return 0;
+}
+
+// Empties the bounding, ambient, inheritable, permitted and effective capability sets. Async-signal-safe.
+int drop_capabilities(const char** step) noexcept {
+  for (int cap = 0; cap <= 63; ++cap) {
+    if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) {
+      if (errno == EINVAL) break;  // past the kernel's last capability
+      if (errno == EPERM) break;   // no CAP_SETPCAP: an unprivileged process with nothing to drop
+      *step = "prctl(PR_CAPBSET_DROP)";
+      return errno;
+    }
+  }
+  if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) {
+    *step = "prctl(PR_CAP_AMBIENT_CLEAR_ALL)";
+    return errno;
+  }
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  std::array<__user_cap_data_struct, _LINUX_CAPABILITY_U32S_3> data{};
+  if (::syscall(SYS_capset, &header, data.data()) != 0) {
+    *step = "capset (dropping every capability)";
     return errno;
   }
   return 0;
@@ -870,6 +894,13 @@ int SandboxPlan::apply_in_child(const char** step) const noexcept {
     *step = "prctl(PR_SET_NO_NEW_PRIVS)";
     return errno;
   }
+  // No capability survives into the command. As root, CAP_SYS_PTRACE would let it read agentd's own
+  // environment (API keys) through /proc/<pid>/environ past Landlock's ptrace scoping, and
+  // CAP_DAC_OVERRIDE, CAP_SYS_ADMIN and the rest are ways around the rules too. The bounding set goes
+  // first (it needs CAP_SETPCAP, which root and the owner of a new user namespace have; without it there
+  // is nothing to drop), then the ambient set, then the process's own sets: an exec as uid 0 regains
+  // only what the bounding set still holds, which is nothing.
+  if (int error = drop_capabilities(step); error != 0) return error;
   if (::syscall(SYS_landlock_restrict_self, ruleset_fd_, 0) != 0) {
     *step = "landlock_restrict_self";
     return errno;
