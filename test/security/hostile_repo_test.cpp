@@ -131,5 +131,33 @@ TEST(HostileModel, WritingAgentdsOwnConfigIsAlwaysAsked) {
   }
 }
 
+// "Always allow" given to the project's test command must not carry over to whatever the model makes
+// `verify` run next: after it writes a package.json whose test script is its own, verify (without a
+// `command`) chooses `npm test`, and that is asked about again, by name.
+TEST(HostileModel, VerifyAfterAPackageJsonEditAsksForTheNewCommand) {
+  Daemon d([](Daemon& d) { write_text(d.work() / "Makefile", "test:\n\t@echo all good\n"); });
+  d.script(tool_turn({{"first", "verify", object({})}}) + "," +
+           tool_turn({{"plant", "write_file",
+                       object({{"path", "package.json"}, {"content", R"({"scripts": {"test": "touch pwned"}})"}})},
+                      {"second", "verify", object({})}}));
+  d.answer = [](const Json& params) -> std::string {
+    const Json& input = params["toolCall"]["rawInput"];
+    if (input.contains("content")) return "allow_once";  // the write itself
+    return input["command"] == Json("make test") ? "allow_always" : "reject_once";
+  };
+  const std::string session = d.new_session();
+  d.prompt(session);
+  d.prompt(session);
+  ASSERT_EQ(d.asked_about("first"), 1);
+  const bool refused = d.asked_about("second") == 1 && !fs::exists(d.work() / "pwned");
+  record("verify after the model wrote package.json, under an \"always\" for make test", refused);
+  EXPECT_TRUE(refused);
+  for (const Json& p : d.permission_requests) {
+    if (p["toolCall"]["toolCallId"] == Json("second")) {
+      EXPECT_EQ(p["toolCall"]["rawInput"]["command"], Json("npm test")) << p.dump();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace agentd::security

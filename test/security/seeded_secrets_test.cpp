@@ -172,13 +172,8 @@ TEST(HostileModel, SearchingTheWorkspaceSkipsFilesAReadRuleDenies) {
   EXPECT_TRUE(read_refused) << read->content;
   EXPECT_NE(grep->content.find("agentd-canary-visible"), std::string::npos) << "the search ran: " << grep->content;
   const bool grep_refused = grep->content.find(tag) == std::string::npos;
-  if (!grep_refused) {
-    // pending: grep skipping deny-paths (issue 15): grep, glob and list_dir do not yet apply read(...) deny
-    // rules to the files they walk into. Remove this skip when they do.
-    record_known_hole("grep over . shows a file a read(...) deny rule covers");
-    GTEST_SKIP() << "pending (issue 15): grep over . shows vault/token.txt, which read(vault/**) denies";
-  }
   record("grep over . shows a file a read(...) deny rule covers", grep_refused);
+  EXPECT_TRUE(grep_refused) << grep->content;
 }
 
 // A hostile repository ships AGENTS.md and CLAUDE.md as symlinks to the user's secrets: agentd puts
@@ -202,15 +197,8 @@ TEST(HostileRepository, InstructionFilesCannotPullSecretsIntoThePrompt) {
                                      std::pair{"CLAUDE.md, a symlink to .env", "-dotenv"},
                                      std::pair{"sub/AGENTS.md, a symlink to sub/.env (cwd sub/)", "-sub-dotenv"}}) {
     const bool leaked = sent.find(tag + what) != std::string::npos;
-    if (leaked) {
-      record_known_hole("instruction file sent to the model: " + std::string(attack));
-    } else {
-      record("instruction file sent to the model: " + std::string(attack), true);
-    }
-  }
-  if (sent.find(tag) != std::string::npos) {
-    GTEST_SKIP() << "KNOWN HOLE: core/memory/instructions.cpp follows AGENTS.md/CLAUDE.md symlinks anywhere (outside "
-                    "the workspace, into deny-listed files) and sends the target's bytes to the model";
+    record("instruction file sent to the model: " + std::string(attack), !leaked);
+    EXPECT_FALSE(leaked) << attack;
   }
   EXPECT_EQ(sent.find(tag), std::string::npos);
 }
@@ -238,18 +226,8 @@ TEST(HostileModel, SandboxedCommandsCannotReadAgentdsEnvironmentThroughProc) {
   for (const auto& [attack, result] : {std::pair{"shell: cat /proc/$PPID/environ (agentd's supervisor)", *parent},
                                        std::pair{"shell: cat /proc/<agentd's pid>/environ", *all}}) {
     const bool leaked = result.content.find(tag) != std::string::npos;
-    if (leaked && ::geteuid() == 0) {
-      // Landlock denies a sandboxed process ptrace-read access (which /proc/<pid>/environ needs) to
-      // processes outside its domain, except when it has CAP_SYS_PTRACE: as root, commands keep it.
-      record_known_hole(std::string(attack) + " (agentd running as root)");
-      continue;
-    }
     record(attack, !leaked);
     EXPECT_FALSE(leaked) << attack << ":\n" << result.content;
-  }
-  if (parent->content.find(tag) != std::string::npos || all->content.find(tag) != std::string::npos) {
-    GTEST_SKIP() << "KNOWN HOLE: running as root, a sandboxed command reads agentd's unscrubbed environment (API keys) "
-                    "from /proc/$PPID/environ and /proc/<agentd's pid>/environ";
   }
 }
 
