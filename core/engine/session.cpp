@@ -716,8 +716,14 @@ asio::awaitable<Result<TurnOutcome>> Session::run_turn(PromptInput input, std::s
     }
 
     const model::StopReason stop = result.done->stop_reason;
-    if (stop == model::StopReason::max_tokens) co_return TurnOutcome{StopReason::max_tokens, {}};
-    if (stop == model::StopReason::refusal) co_return TurnOutcome{StopReason::refusal, {}};
+    if (stop == model::StopReason::max_tokens || stop == model::StopReason::refusal) {
+      // The calls of a cut or refused response are not run (a cut one's input may be incomplete), but
+      // each gets a result: a call without one makes every later request invalid to the provider.
+      if (!summary.tool_calls.empty()) {
+        close_unrun_calls(summary.tool_calls, stop == model::StopReason::max_tokens, current, turn_id);
+      }
+      co_return TurnOutcome{stop == model::StopReason::max_tokens ? StopReason::max_tokens : StopReason::refusal, {}};
+    }
     if (stop == model::StopReason::pause_turn) continue;  // the provider paused a long turn: resume it
     if (summary.tool_calls.empty()) {
       // The model is done. Edited files nobody verified get verify.auto's treatment; a failure in the
@@ -737,6 +743,29 @@ asio::awaitable<Result<TurnOutcome>> Session::run_turn(PromptInput input, std::s
     current.messages.push_back(std::move(tool_message));
     if (cancel.cancelled()) co_return TurnOutcome{StopReason::cancelled, {}};
   }
+}
+
+void Session::close_unrun_calls(const std::vector<model::ToolCallDone>& calls, bool cut, HistoryTurn& current,
+                                const std::string& turn_id) {
+  const std::string why =
+      cut ? "not run: your response was cut at the output limit before it ended, so this call may be incomplete. "
+            "Make it again; split a large change (a long write_file) into smaller edits."
+          : "not run: the response that made this call ended in a refusal.";
+  model::Message tool_message{model::Role::tool, {}};
+  for (const auto& call : calls) {
+    model::ToolResultBlock result;
+    result.tool_call_id = call.id;
+    result.content = why;
+    result.is_error = true;
+    tool_message.content.emplace_back(std::move(result));
+    ToolCallUpdatedEvent update;
+    update.id = call.id;
+    update.status = ToolCallStatus::failed;
+    update.text = why;
+    emit(std::move(update));
+  }
+  persist_message(tool_message, turn_id);
+  current.messages.push_back(std::move(tool_message));
 }
 
 asio::awaitable<std::vector<model::ToolResultBlock>> Session::run_tool_calls(

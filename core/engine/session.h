@@ -221,6 +221,10 @@ class Session : public std::enable_shared_from_this<Session> {
   boost::asio::awaitable<std::vector<model::ToolResultBlock>> run_tool_calls(
       const std::vector<model::ToolCallDone>& calls, const std::string& turn_id, support::CancelToken cancel,
       support::Span& span);
+  // A response cut at the output limit (`cut`) or refused: its calls get an error result each (stored,
+  // and said to the client as failed), so the history stays valid for the next request.
+  void close_unrun_calls(const std::vector<model::ToolCallDone>& calls, bool cut, HistoryTurn& current,
+                         const std::string& turn_id);
   // `full`, when given, receives the whole ToolResult (metadata included) of a call that ran.
   boost::asio::awaitable<model::ToolResultBlock> execute_tool_call(const model::ToolCallDone& call,
                                                                    const std::string& turn_id,

@@ -1,9 +1,11 @@
 // The ACP binding against the real binary and the mock model, for what transcripts cannot express
 // simply: file reads through the editor when it offers fs/read_text_file (its unsaved buffer wins over
 // the disk), and the extension methods _agentd/trace/get, _agentd/cost/get and _agentd/events/replay.
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -98,6 +100,50 @@ TEST(AcpSession, WithoutTheEditorReadsComeFromDisk) {
   auto requests = f.mock->requests();
   ASSERT_EQ(requests.size(), 2U);
   EXPECT_NE(requests[1]["body"].dump().find("text on disk"), std::string::npos);
+}
+
+// A response cut at the output limit (or refused) while it makes tool calls: the calls are not run, each
+// gets an error result the model can act on, and the next prompt's request is valid (every call has its
+// result) instead of an HTTP 400 forever after.
+TEST(AcpSession, CallsOfACutResponseGetResultsAndTheSessionGoesOn) {
+  for (const std::string stop : {"max_tokens", "refusal"}) {
+    const std::string script = R"({"exchanges": [
+      {"name": "cut", "response": {"generate": {"provider": "anthropic", "text": "Writing.", "stop_reason": ")" +
+                               stop + R"(",
+         "tool_calls": [{"id": "toolu_cut", "name": "write_file", "input": {"path": "big.txt", "content": "x"}}],
+         "usage": {"input_tokens": 100, "output_tokens": 20}}}},
+      {"name": "next", "response": {"generate": {"provider": "anthropic", "text": "Smaller this time.",
+         "usage": {"input_tokens": 150, "output_tokens": 10}}}}]})";
+    Fixture f(false, script);
+    std::vector<Json> failed;
+    Json first = request(
+        *f.agentd, 2, "session/prompt",
+        R"({"sessionId":")" + f.session + R"(","prompt":[{"type":"text","text":"write it"}]})", [&](const Json& m) {
+          const Json& update = m["params"]["update"];
+          if (update["sessionUpdate"] == Json("tool_call_update") && update["status"] == Json("failed")) {
+            failed.push_back(update);
+          }
+        });
+    EXPECT_EQ(first["result"]["stopReason"], Json(stop)) << first.dump();
+    EXPECT_FALSE(std::filesystem::exists(f.dir.file("work/big.txt"))) << stop;
+    ASSERT_EQ(failed.size(), 1U) << stop;
+    EXPECT_EQ(failed[0]["toolCallId"], Json("toolu_cut"));
+    Json second = request(*f.agentd, 3, "session/prompt",
+                          R"({"sessionId":")" + f.session + R"(","prompt":[{"type":"text","text":"again"}]})");
+    EXPECT_EQ(second["result"]["stopReason"], Json("end_turn")) << second.dump();
+    auto requests = f.mock->requests();
+    ASSERT_EQ(requests.size(), 2U) << stop;
+    // The call and its result, in that order, before the new prompt.
+    const std::string body = requests[1]["body"].dump();
+    const auto call_at = body.find(R"("id":"toolu_cut")");
+    const auto result_at = body.find(R"("tool_use_id":"toolu_cut")");
+    ASSERT_NE(call_at, std::string::npos) << body;
+    ASSERT_NE(result_at, std::string::npos) << body;
+    EXPECT_LT(call_at, result_at);
+    EXPECT_NE(body.find(stop == "max_tokens" ? "cut at the output limit" : "ended in a refusal", result_at),
+              std::string::npos)
+        << body;
+  }
 }
 
 TEST(AcpSession, ExtensionMethodsReportTheTurn) {
