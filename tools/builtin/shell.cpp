@@ -170,10 +170,10 @@ class ShellTool final : public Tool {
 }  // namespace builtin
 
 std::filesystem::path command_cwd(const support::Json& input, const ToolContext& context) {
-  const std::filesystem::path cwd = context.cwd;
   const support::Json* given = input.find("cwd");
-  if (given == nullptr || !given->is_string()) return cwd;
-  return (cwd / given->as_string()).lexically_normal();  // an absolute `cwd` replaces the session's
+  if (given == nullptr || !given->is_string()) return context.cwd;
+  return (std::filesystem::path(context.cwd) / given->as_string())
+      .lexically_normal();  // an absolute `cwd` replaces the session's
 }
 
 RiskAssessment assess_command(Risk base, std::string_view command, const std::filesystem::path& cwd,
