@@ -91,8 +91,9 @@ CommitResult apply_locked(const FileCommit& commit) {
   // not as a surprise on the next read.
   auto read_back = read_disk_file(commit.path);
   if (read_back) {
-    result.read_back = sha256_hex(*read_back) == sha256_hex(*commit.after);
-    result.text_found = *read_back == *commit.after;
+    const ReadBackCheck check = check_read_back(*read_back, *commit.after, commit.expected_text);
+    result.read_back = check.read_back;
+    result.text_found = check.text_found;
   } else {
     result.message = read_back.error().message();
   }
@@ -100,6 +101,13 @@ CommitResult apply_locked(const FileCommit& commit) {
 }
 
 }  // namespace
+
+ReadBackCheck check_read_back(std::string_view on_disk, std::string_view written, std::string_view expected_text) {
+  ReadBackCheck check;
+  check.read_back = on_disk == written;
+  check.text_found = expected_text.empty() ? check.read_back : on_disk.find(expected_text) != std::string_view::npos;
+  return check;
+}
 
 boost::asio::awaitable<support::Result<CommitResult>> commit_file(FileCommit commit, ChangeJournal* journal,
                                                                   support::CancelToken cancel) {

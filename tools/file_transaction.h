@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <boost/asio/awaitable.hpp>
 
@@ -42,6 +43,9 @@ struct FileCommit {
   std::optional<std::string> after;   // the new bytes; nullopt: remove the file
   std::optional<std::uint32_t> mode;  // permission bits to write with; nullopt: a new file's default
   std::uint32_t before_mode = 0;      // for the journal: the file's mode now
+  // The text the change is about (edit_file: the replacement as written into the file; write_file: the
+  // content), looked for in what is read back. Empty: the whole of `after`.
+  std::string expected_text;
 };
 
 enum class CommitStatus {
@@ -52,11 +56,20 @@ enum class CommitStatus {
 
 struct CommitResult {
   CommitStatus status = CommitStatus::committed;
-  std::string message;      // conflict or failed: what happened
-  bool read_back = false;   // committed: what is on disk afterwards hashes to `after` (or the file is gone)
-  bool text_found = false;  // committed: and is byte for byte `after`
+  std::string message;  // conflict or failed: what happened
+  // Two questions about what is on disk afterwards, which differ as soon as something rewrites the file
+  // on write (a formatter, a filter, another program):
+  bool read_back = false;   // committed: did the bytes land? The file reads back as `after` (or is gone)
+  bool text_found = false;  // committed: does the file hold `expected_text` (all of `after` when empty)?
   std::optional<std::int64_t> journal_id;
 };
+
+// The two answers for a file that reads back as `on_disk` after `written` was written (see CommitResult).
+struct ReadBackCheck {
+  bool read_back = false;
+  bool text_found = false;
+};
+ReadBackCheck check_read_back(std::string_view on_disk, std::string_view written, std::string_view expected_text);
 
 // The transaction: records the change in `journal` (when not null), then, holding a lock that orders it
 // against every other commit to the same path in this process, checks that the file still holds `before`,

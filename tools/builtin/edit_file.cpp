@@ -128,6 +128,7 @@ class EditFileTool final : public SingleFileTool {
     commit.after = edit.text;
     commit.mode = mode;
     commit.before_mode = mode;
+    commit.expected_text = edit.replacement;
     auto committed = co_await commit_file(std::move(commit), context.journal, context.cancel);
     if (!committed) co_return std::move(committed).error();
     if (committed->status == CommitStatus::conflict) {
@@ -155,12 +156,14 @@ class EditFileTool final : public SingleFileTool {
     result.diffs.push_back(ToolDiff{path.string(), old_text, edit.text});
 
     if (!committed->read_back) {
-      result.ok = false;
-      result.summary = fmt::format("Edited {} but could not verify it", shown);
+      // The write happened, and then the file was not what was written: say which question failed.
+      result.ok = committed->text_found;
+      result.summary = fmt::format("Edited {}, but it now differs from what was written", shown);
       result.content = fmt::format(
-          "Wrote {} but reading it back gave {}; something else may be writing to it. Read it with read_file "
-          "before changing it again.",
-          shown, committed->message.empty() ? "different bytes" : committed->message);
+          "Wrote {} but reading it back gave {}{}. Something rewrote it (a formatter, a filter or another "
+          "program). Read it with read_file before changing it again.",
+          shown, committed->message.empty() ? "different bytes" : committed->message,
+          committed->text_found ? "; your new text is in it" : ", and your new text is not in it");
       co_return result;
     }
     context.file_state->record(path, snapshot_of(edit.text, path));

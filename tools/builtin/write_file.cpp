@@ -129,6 +129,7 @@ class WriteFileTool final : public SingleFileTool {
       commit.mode = before.mode;
     }
     commit.after = content;
+    commit.expected_text = content;
     commit.before_mode = before.mode;
     auto committed = co_await commit_file(std::move(commit), context.journal, context.cancel);
     if (!committed) co_return std::move(committed).error();
@@ -155,13 +156,14 @@ class WriteFileTool final : public SingleFileTool {
     result.diffs.push_back(std::move(diff));
 
     if (!read_ok) {
-      result.ok = false;
+      // The write happened, and then the file was not what was written: say which question failed.
+      result.ok = text_found;
       const std::string why = committed->message.empty() ? "different bytes" : committed->message;
-      result.summary = fmt::format("Wrote {} but could not verify it", shown);
+      result.summary = fmt::format("Wrote {}, but it now differs from what was written", shown);
       result.content = fmt::format(
-          "Wrote {} but reading it back gave {}; something else may be writing to it. Read it with read_file "
-          "before changing it again.",
-          shown, why);
+          "Wrote {} but reading it back gave {}{}. Something rewrote it (a formatter, a filter or another "
+          "program). Read it with read_file before changing it again.",
+          shown, why, text_found ? "; what you wrote is in it" : ", and what you wrote is not in it");
       co_return result;
     }
     context.file_state->record(path, snapshot_of(content, path));

@@ -158,5 +158,24 @@ TEST_F(FileTransactionTest, RacingCommitsNeverLoseAnUpdate) {
   EXPECT_EQ(std::stoi(testing::read_text(path_)), committed.load());
 }
 
+// The EditResult's two questions differ once something rewrites the file on write: did the bytes land,
+// and is the new text in the file.
+TEST(ReadBack, TheTwoChecksAreTwoQuestions) {
+  const ReadBackCheck same = check_read_back("a\nnew\nb\n", "a\nnew\nb\n", "new\n");
+  EXPECT_TRUE(same.read_back);
+  EXPECT_TRUE(same.text_found);
+  // A formatter reindented another line: the bytes differ, the edit's text is there.
+  const ReadBackCheck formatted = check_read_back("  a\nnew\nb\n", "a\nnew\nb\n", "new\n");
+  EXPECT_FALSE(formatted.read_back);
+  EXPECT_TRUE(formatted.text_found);
+  // Something rewrote the edited line itself.
+  const ReadBackCheck rewritten = check_read_back("a\nNEW\nb\n", "a\nnew\nb\n", "new\n");
+  EXPECT_FALSE(rewritten.read_back);
+  EXPECT_FALSE(rewritten.text_found);
+  // No expected text: the whole of what was written.
+  EXPECT_FALSE(check_read_back("x\n", "y\n", "").text_found);
+  EXPECT_TRUE(check_read_back("y\n", "y\n", "").text_found);
+}
+
 }  // namespace
 }  // namespace agentd::tools
