@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "tools/process.h"
+
 namespace agentd::tools::mcp {
 namespace {
 
@@ -124,32 +126,40 @@ std::optional<ServerTool> read_server_tool(std::string_view server, const Json& 
 
 ToolResult tool_result_from_call(std::string_view server, std::string_view tool, const Json& result) {
   ToolResult out;
-  std::string text;
+  // A server may answer with up to a frame's worth (64 MiB) of text: only the head and tail are kept.
+  OutputCapture text(kResultHeadBytes, kResultTailBytes);
   if (const Json* content = result.find("content"); content != nullptr && content->is_array()) {
     for (const Json& block : content->as_array()) {
-      std::string piece = block_text(block);
+      const std::string piece = block_text(block);
       if (piece.empty()) continue;
-      if (!text.empty()) text += "\n";
-      text += piece;
+      if (text.total_bytes() > 0) text.append("\n");
+      text.append(piece);
     }
   }
   const Json* structured = result.find("structuredContent");
   if (structured != nullptr && !structured->is_null()) {
-    out.metadata.set("structuredContent", *structured);
+    const std::string dumped = structured->dump();
+    if (dumped.size() <= kMaxStructuredBytes) {
+      out.metadata.set("structuredContent", *structured);
+    } else {
+      out.metadata.set("structuredContentBytes", dumped.size());
+    }
     // Servers should mirror structured content as text; when one does not, the model still sees it.
-    if (text.empty()) text = structured->dump();
+    if (text.total_bytes() == 0) text.append(dumped);
   }
   out.metadata.set("server", std::string(server));
   out.metadata.set("tool", std::string(tool));
+  if (text.dropped_bytes() > 0) out.metadata.set("omittedBytes", text.dropped_bytes());
   const Json* is_error = result.find("isError");
   out.ok = !(is_error != nullptr && is_error->is_bool() && is_error->as_bool());
+  std::string body = text.text();
   if (!out.ok) {
-    if (text.empty()) text = fmt::format("MCP tool '{}' on server '{}' reported an error", tool, server);
-    out.summary = one_line(text);
+    if (body.empty()) body = fmt::format("MCP tool '{}' on server '{}' reported an error", tool, server);
+    out.summary = one_line(body);
   } else {
-    out.summary = text.empty() ? fmt::format("{}: {} done", server, tool) : one_line(text);
+    out.summary = body.empty() ? fmt::format("{}: {} done", server, tool) : one_line(body);
   }
-  out.content = std::move(text);
+  out.content = std::move(body);
   return out;
 }
 

@@ -28,6 +28,14 @@ struct ServerTool {
 };
 std::optional<ServerTool> read_server_tool(std::string_view server, const support::Json& tool);
 
+// What of a tools/call result reaches the model, the history and the events: its text is cut to the
+// first and last 16 KiB (as shell output is, the cut said in place and in metadata `omittedBytes`), and
+// structuredContent larger than 64 KiB is left out of the metadata (`structuredContentBytes` says its
+// size; the model still sees it as text, cut like the rest, when the server sent no text).
+inline constexpr std::size_t kResultHeadBytes = std::size_t{16} << 10;
+inline constexpr std::size_t kResultTailBytes = std::size_t{16} << 10;
+inline constexpr std::size_t kMaxStructuredBytes = std::size_t{64} << 10;
+
 // A tools/call result. isError results are ok=false with the server's text.
 ToolResult tool_result_from_call(std::string_view server, std::string_view tool, const support::Json& result);
 

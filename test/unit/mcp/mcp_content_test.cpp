@@ -91,6 +91,36 @@ TEST(McpContent, ErrorResultsAndStructuredOnly) {
   EXPECT_EQ(structured.content, R"({"a":[1,2]})");
 }
 
+// A server that answers with megabytes: the model, the history and the events get the head and the tail
+// and are told how much was left out; oversized structured content stays out of the metadata.
+TEST(McpContent, LargeResultsAreCutLikeShellOutput) {
+  const std::string big = "BEGIN" + std::string(std::size_t{3} << 20, 'x') + "END";
+  Json content = Json::array();
+  Json block = Json::object();
+  block["type"] = "text";
+  block["text"] = big;
+  content.push_back(block);
+  Json structured = Json::object();
+  structured["blob"] = big;
+  Json call = Json::object();
+  call["content"] = content;
+  call["structuredContent"] = structured;
+  const ToolResult result = tool_result_from_call("srv", "dump", call);
+  EXPECT_TRUE(result.ok);
+  EXPECT_LT(result.content.size(), kResultHeadBytes + kResultTailBytes + 100);
+  EXPECT_EQ(result.content.rfind("BEGIN", 0), 0U);
+  EXPECT_EQ(result.content.substr(result.content.size() - 3), "END");
+  EXPECT_NE(result.content.find("omitted"), std::string::npos);
+  EXPECT_EQ(result.metadata["omittedBytes"].as_int64(),
+            static_cast<std::int64_t>(big.size() - kResultHeadBytes - kResultTailBytes));
+  EXPECT_EQ(result.metadata.find("structuredContent"), nullptr);
+  EXPECT_GT(result.metadata["structuredContentBytes"].as_int64(), static_cast<std::int64_t>(big.size()));
+  // Small results are untouched.
+  const ToolResult small = tool_result_from_call("srv", "t", parse(R"({"content":[{"type":"text","text":"ok"}]})"));
+  EXPECT_EQ(small.content, "ok");
+  EXPECT_EQ(small.metadata.find("omittedBytes"), nullptr);
+}
+
 TEST(McpContent, ProgressLines) {
   EXPECT_EQ(format_progress(parse(R"({"progressToken":"t","progress":3,"total":10,"message":"copying"})")),
             "progress 3/10: copying");
