@@ -909,12 +909,12 @@ AcpServer::AcpServer(protocol::Peer& peer, core::SessionManager& sessions)
         co_return result;
       });
 
-  peer_.on_request_async<PreviewParams, Json>("_agentd/context/preview",
-                                              [this](PreviewParams p, Token) -> asio::awaitable<Result<Json>> {
-                                                auto session = sessions_.find(p.session_id);
-                                                if (!session) co_return session_not_open(p.session_id);
-                                                co_return co_await session->preview_context(std::move(p.input));
-                                              });
+  peer_.on_request_async<PreviewParams, Json>(
+      "_agentd/context/preview", [this](PreviewParams p, Token cancel) -> asio::awaitable<Result<Json>> {
+        auto session = sessions_.find(p.session_id);
+        if (!session) co_return session_not_open(p.session_id);
+        co_return co_await session->preview_context(std::move(p.input), std::move(cancel));
+      });
 
   // Trust a project's loosening settings as its config file has them now (daemon/trust.h); sessions
   // started afterwards get them. {cwd, trusted: false} withdraws the trust.

@@ -183,6 +183,8 @@ void Session::cancel() {
     log::info("session {}: cancelling turn {}", info_.id, running_->id);
     running_->cancel->cancel();
   }
+  side_cancel_->cancel();
+  side_cancel_ = std::make_unique<support::CancelSource>();
 }
 
 std::string Session::emit(EngineEvent event) {
@@ -446,7 +448,7 @@ asio::awaitable<Result<TurnOutcome>> Session::prompt(PromptInput input, CancelTo
     span.set_attribute("turn", turn_id);
     emit(UserMessageEvent{user_text(input)});
     if (is_slash_command(input.text)) {
-      outcome = co_await run_command(input.text, turn_id, span);
+      outcome = co_await run_command(input.text, turn_id, turn_cancel, span);
     } else {
       outcome = co_await run_turn(std::move(input), turn_id, turn_cancel, span);
     }
@@ -1029,10 +1031,12 @@ asio::awaitable<model::ToolResultBlock> Session::execute_tool_call(const model::
 }
 
 asio::awaitable<Result<TurnOutcome>> Session::run_command(const std::string& text, std::string turn_id,
-                                                          support::Span& span) {
+                                                          CancelToken cancel, support::Span& span) {
   SlashCommand command = parse_slash_command(text);
   std::string reply;
-  if (auto handled = co_await run_context_command(command.name, command.args, turn_id, span)) {
+  if (auto handled = co_await run_context_command(command.name, command.args, turn_id, cancel, span)) {
+    // /compact's model call, and the context /skills and /memory gather, end when the turn is cancelled.
+    if (cancel.cancelled()) co_return TurnOutcome{StopReason::cancelled, {}};
     reply = std::move(*handled);
   } else if (command.name == "mcp") {
     reply = mcp_text();

@@ -183,7 +183,9 @@ class Session : public std::enable_shared_from_this<Session> {
   const std::string& project() const noexcept { return project_; }
   // `_agentd/context/preview`: what a turn with `input` would add to the request (pinned instructions,
   // skills, facts, the workspace context package) and the system prompt, without calling the model.
-  boost::asio::awaitable<support::Result<support::Json>> preview_context(std::string input);
+  // Ends with Errc::cancelled soon after `cancel` fires or session/cancel (cancel()) arrives.
+  boost::asio::awaitable<support::Result<support::Json>> preview_context(std::string input,
+                                                                         support::CancelToken cancel);
   // The project's remembered facts (/remember, /forget, `_agentd/memory/*`). remember() refuses empty,
   // oversized or non-UTF-8 text (invalid_argument); forget() of an unknown id is not_found.
   boost::asio::awaitable<support::Result<memory::Fact>> remember(std::string text);
@@ -217,7 +219,7 @@ class Session : public std::enable_shared_from_this<Session> {
   boost::asio::awaitable<support::Result<TurnOutcome>> run_turn(PromptInput input, std::string turn_id,
                                                                 support::CancelToken cancel, support::Span& span);
   boost::asio::awaitable<support::Result<TurnOutcome>> run_command(const std::string& text, std::string turn_id,
-                                                                   support::Span& span);
+                                                                   support::CancelToken cancel, support::Span& span);
   boost::asio::awaitable<std::vector<model::ToolResultBlock>> run_tool_calls(
       const std::vector<model::ToolCallDone>& calls, const std::string& turn_id, support::CancelToken cancel,
       support::Span& span);
@@ -255,6 +257,7 @@ class Session : public std::enable_shared_from_this<Session> {
   boost::asio::awaitable<std::optional<std::string>> run_context_command(const std::string& name,
                                                                          const std::string& args,
                                                                          const std::string& turn_id,
+                                                                         support::CancelToken cancel,
                                                                          support::Span& span);
   std::vector<model::ToolDefinition> tool_definitions() const;
   // The registry's mcp__ tools replaced by the servers' current ones.
@@ -289,6 +292,9 @@ class Session : public std::enable_shared_from_this<Session> {
   std::int64_t cleared_after_ = 0;  // message seq of the last /clear
   std::int64_t last_message_seq_ = 0;
   std::optional<RunningTurn> running_;
+  // Work outside a turn that session/cancel ends too (a context preview): cancel() fires it and puts a
+  // fresh source in its place.
+  std::unique_ptr<support::CancelSource> side_cancel_ = std::make_unique<support::CancelSource>();
   std::string last_turn_id_;
   std::string current_turn_id_;
   // Verification bookkeeping of the running turn: did it change files since the last verification, and

@@ -151,10 +151,13 @@ asio::awaitable<Result<std::shared_ptr<const TurnContext>>> Session::gather_cont
   co_return gathered;
 }
 
-asio::awaitable<Result<Json>> Session::preview_context(std::string input) {
+asio::awaitable<Result<Json>> Session::preview_context(std::string input, CancelToken cancel) {
   co_await asio::dispatch(strand_, asio::use_awaitable);
-  const CancelToken never;
-  auto gathered = co_await gather_context(std::move(input), true, never);
+  // The request's own cancellation ($/cancel_request), and session/cancel.
+  support::CancelSource source(cancel);
+  const support::CancelRegistration session_cancel = side_cancel_->token().on_cancel([&source] { source.cancel(); });
+  auto gathered = co_await gather_context(std::move(input), true, source.token());
+  if (source.cancelled()) co_return Error(Errc::cancelled, "the context preview was cancelled");
   if (!gathered) co_return std::move(gathered).error();
   Json out = turn_context_json(**gathered, build_system_prompt(gathered->get()));
   out["sessionId"] = info_.id;
@@ -275,15 +278,14 @@ asio::awaitable<Result<Session::CompactionOutcome>> Session::compact(bool forced
 
 asio::awaitable<std::optional<std::string>> Session::run_context_command(const std::string& name,
                                                                          const std::string& args,
-                                                                         const std::string& turn_id,
+                                                                         const std::string& turn_id, CancelToken cancel,
                                                                          support::Span& span) {
   if (name == "skills") {
     std::shared_ptr<const TurnContext> context = last_context_;
     if (!context) {
-      const CancelToken never;
       // Named, not a temporary: GCC 12 destroys class temporaries passed to a coroutine twice.
       std::string no_input;
-      auto gathered = co_await gather_context(std::move(no_input), false, never);
+      auto gathered = co_await gather_context(std::move(no_input), false, cancel);
       if (!gathered) co_return "Cannot list the skills: " + gathered.error().message();
       context = *gathered;
       co_return skills::skills_report(context->skills, nullptr);
@@ -291,9 +293,8 @@ asio::awaitable<std::optional<std::string>> Session::run_context_command(const s
     co_return skills::skills_report(context->skills, &context->skill_selection);
   }
   if (name == "memory") {
-    const CancelToken never;
     std::string last_input = last_context_ ? last_context_->input : std::string();
-    auto gathered = co_await gather_context(std::move(last_input), false, never);
+    auto gathered = co_await gather_context(std::move(last_input), false, cancel);
     if (!gathered) co_return "Cannot show the memory: " + gathered.error().message();
     const TurnContext& now = **gathered;
     // The selection shown is the last turn's (what the model was given); the files are as they are now.
@@ -323,11 +324,10 @@ asio::awaitable<std::optional<std::string>> Session::run_context_command(const s
     co_return fmt::format("Fact {} forgotten.", id);
   }
   if (name == "compact") {
-    const CancelToken never;
     const std::string pinned =
         render_system_prompt(engine_.system_rules, last_context_.get(), {}, info_.cwd, info_.additional_dirs);
     const std::uint64_t tool_tokens = estimate_tokens(tool_definitions());
-    auto compacted = co_await compact(true, estimate_tokens(pinned) + tool_tokens, 0, turn_id, never, span);
+    auto compacted = co_await compact(true, estimate_tokens(pinned) + tool_tokens, 0, turn_id, cancel, span);
     if (!compacted) co_return "Compaction failed: " + compacted.error().message();
     // A compaction tells the client itself (its event); otherwise say why nothing happened.
     if (compacted->compacted) co_return std::string();

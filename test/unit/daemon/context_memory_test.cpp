@@ -2,9 +2,11 @@
 // AGENTS.md text, a selected skill, the workspace context package from a stack trace, remembered facts
 // (/remember and _agentd/memory/*), _agentd/context/preview, and /compact (summary in, pinned text kept
 // byte for byte, the session going on after it).
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -186,6 +188,43 @@ TEST(ContextAndMemory, CompactSummarizesOlderTurnsAndTheSessionGoesOn) {
   EXPECT_NE(body.find("migrate billing to cents"), std::string::npos) << "the summary is sent";
   const std::string agents = json_text(kAgentsMd);
   EXPECT_NE(body.find(agents.substr(1, agents.size() - 2)), std::string::npos) << "pinned text byte for byte";
+}
+
+// /compact's summarization call stalls (the provider sends a little and then nothing): session/cancel ends
+// the command as it ends a turn, and the history is as it was.
+TEST(ContextAndMemory, ACompactionCanBeCancelled) {
+  const std::string stalled =
+      R"({"name": "summary", "response": {"generate": {"provider": "anthropic", "text": "## Goals\n- some",
+           "text_piece_bytes": 8}, "stall_after_bytes": 300}})";
+  Fixture f(reply("t1", "One.") + "," + reply("t2", "Two.") + "," + reply("t3", "Three.") + "," + stalled + "," +
+            reply("after", "Continuing."));
+  f.prompt("first: the zebra-alpha question");
+  f.prompt("second: the zebra-beta question");
+  f.prompt("third: the zebra-gamma question");
+  // Nothing reaches the client while the summary is awaited: the cancel goes once the summarization request
+  // has reached the model (and stalled there).
+  const int id = f.next_id++;
+  f.agentd->write(R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
+                  R"(,"method":"session/prompt","params":{"sessionId":")" + f.session +
+                  R"(","prompt":[{"type":"text","text":"/compact"}]}})" + "\n");
+  for (int i = 0; i < 500 && f.mock->requests().size() < 4; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(f.mock->requests().size(), 4U);
+  f.agentd->write(R"({"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":")" + f.session + "\"}}\n");
+  Json compacted;
+  for (;;) {
+    Json m = testing::next_message(*f.agentd);
+    if (m.is_null() || (!m.contains("method") && m["id"] == Json(id))) {
+      compacted = m;
+      break;
+    }
+  }
+  EXPECT_EQ(compacted["result"]["stopReason"], Json("cancelled")) << compacted.dump();
+  // Nothing was compacted: the next request still carries the oldest turn.
+  const Json after = f.prompt("fourth: go on");
+  EXPECT_EQ(after["result"]["stopReason"].as_string(), "end_turn") << after.dump();
+  EXPECT_NE(f.body(4).find("zebra-alpha"), std::string::npos);
 }
 
 TEST(ContextAndMemory, ASkillCanBeForcedAndSkillsSaysWhy) {
