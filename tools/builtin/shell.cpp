@@ -112,18 +112,9 @@ class ShellTool final : public Tool {
         std::chrono::milliseconds(integer_field(input, "timeout_ms").value_or(config_.default_timeout.count())),
         config_.max_timeout);
 
-    const PathGuard guard(context);
-    fs::path cwd = context.cwd;
-    if (const Json* requested = input.find("cwd"); requested != nullptr) {
-      auto resolved = guard.resolve(requested->as_string(), PathAccess::read);
-      if (!resolved) co_return ToolResult::failure(resolved.error().message());
-      std::error_code ec;
-      if (!fs::is_directory(resolved->absolute, ec)) {
-        co_return ToolResult::failure(fmt::format(
-            "cwd {} is not a directory; give an existing directory inside the workspace", resolved->display));
-      }
-      cwd = resolved->absolute;
-    }
+    auto checked_cwd = checked_command_cwd(input, context);
+    if (!checked_cwd) co_return ToolResult::failure(checked_cwd.error().message());
+    const fs::path cwd = std::move(*checked_cwd);
 
     CommandRequest request;
     request.command = command;
@@ -174,6 +165,20 @@ std::filesystem::path command_cwd(const support::Json& input, const ToolContext&
   if (given == nullptr || !given->is_string()) return context.cwd;
   return (std::filesystem::path(context.cwd) / given->as_string())
       .lexically_normal();  // an absolute `cwd` replaces the session's
+}
+
+support::Result<std::filesystem::path> checked_command_cwd(const support::Json& input, const ToolContext& context) {
+  const support::Json* requested = input.find("cwd");
+  if (requested == nullptr) return std::filesystem::path(context.cwd);
+  auto resolved = PathGuard(context).resolve(requested->as_string(), PathAccess::read);
+  if (!resolved) return std::move(resolved).error();
+  std::error_code ec;
+  if (!std::filesystem::is_directory(resolved->absolute, ec)) {
+    return support::Error(
+        support::Errc::invalid_argument,
+        fmt::format("cwd {} is not a directory; give an existing directory inside the workspace", resolved->display));
+  }
+  return std::move(resolved->absolute);
 }
 
 RiskAssessment assess_command(Risk base, std::string_view command, const std::filesystem::path& cwd,

@@ -69,6 +69,10 @@ struct CommandRun {
 // Where a tool that executes runs its command: its `cwd` field resolved lexically against the session's
 // cwd, else the session's cwd. For judging and showing a call before it runs (run() checks the directory).
 std::filesystem::path command_cwd(const support::Json& input, const ToolContext& context);
+// The directory a command runs in, checked as run() needs it: the input's `cwd` through the PathGuard
+// (inside a root, not deny-listed) and an existing directory; the session's cwd when none is given.
+// Errc::invalid_argument with a message for the model otherwise.
+support::Result<std::filesystem::path> checked_command_cwd(const support::Json& input, const ToolContext& context);
 // The risk of running `command` in `cwd`: `base` plus what tools/command_risk.h reads in the line.
 RiskAssessment assess_command(Risk base, std::string_view command, const std::filesystem::path& cwd,
                               const ToolContext& context);

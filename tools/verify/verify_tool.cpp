@@ -147,18 +147,9 @@ class VerifyTool final : public Tool {
     const auto timeout = std::min(
         std::chrono::milliseconds(builtin::integer_field(input, "timeout_ms").value_or(default_timeout_.count())),
         config_.max_timeout);
-    const PathGuard guard(context);
-    fs::path cwd = context.cwd;
-    if (const Json* requested = input.find("cwd"); requested != nullptr) {
-      auto resolved = guard.resolve(requested->as_string(), PathAccess::read);
-      if (!resolved) co_return ToolResult::failure(resolved.error().message());
-      std::error_code ec;
-      if (!fs::is_directory(resolved->absolute, ec)) {
-        co_return ToolResult::failure(fmt::format(
-            "cwd {} is not a directory; give an existing directory inside the workspace", resolved->display));
-      }
-      cwd = resolved->absolute;
-    }
+    auto checked_cwd = checked_command_cwd(input, context);
+    if (!checked_cwd) co_return ToolResult::failure(checked_cwd.error().message());
+    const fs::path cwd = std::move(*checked_cwd);
     auto files = files_to_verify(input, context);
     if (!files) co_return ToolResult::failure(files.error().message());
 
