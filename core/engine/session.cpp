@@ -109,6 +109,23 @@ class TurnSpanSink final : public support::SpanSink {
   std::string turn_id_;
 };
 
+// A tool's resolve() or run() ended in an error instead of a result: cancelled (`when` says at which step),
+// or an internal fault, logged and turned into a result the model can recover from.
+struct ToolFailure {
+  tools::ToolResult result;
+  bool cancelled = false;
+};
+ToolFailure tool_failure(const Error& error, const CancelToken& cancel, std::string_view session, std::string_view tool,
+                         std::string_view when) {
+  if (error.code() == Errc::cancelled || cancel.cancelled()) {
+    return {tools::ToolResult::failure(fmt::format("cancelled by the user {}", when)), true};
+  }
+  log::error("session {}: tool {} failed internally: {}", session, tool, error.message());
+  return {tools::ToolResult::failure(
+              fmt::format("{} failed: {} (an internal error; try another way)", tool, error.message())),
+          false};
+}
+
 std::string input_digest(const Json& input) { return "sha256:" + tools::sha256_hex(input.dump()); }
 
 std::string user_text(const PromptInput& input) {
@@ -899,12 +916,8 @@ asio::awaitable<model::ToolResultBlock> Session::execute_tool_call(const model::
   }
   co_await asio::dispatch(strand_, asio::use_awaitable);
   if (!resolved) {
-    if (resolved.error().code() == Errc::cancelled || cancel.cancelled()) {
-      co_return finish(tools::ToolResult::failure("cancelled by the user before it ran"), true);
-    }
-    log::error("session {}: tool {} failed internally: {}", info_.id, call.name, resolved.error().message());
-    co_return finish(tools::ToolResult::failure(
-        fmt::format("{} failed: {} (an internal error; try another way)", call.name, resolved.error().message())));
+    const ToolFailure failed = tool_failure(resolved.error(), cancel, info_.id, call.name, "before it ran");
+    co_return finish(failed.result, failed.cancelled);
   }
   if (resolved->result) co_return finish(*resolved->result);
   const Json input = std::move(resolved->input);
@@ -1016,12 +1029,8 @@ asio::awaitable<model::ToolResultBlock> Session::execute_tool_call(const model::
   }
   co_await asio::dispatch(strand_, asio::use_awaitable);
   if (!ran) {
-    if (ran.error().code() == Errc::cancelled || cancel.cancelled()) {
-      co_return finish(tools::ToolResult::failure("cancelled by the user while running"), true);
-    }
-    log::error("session {}: tool {} failed internally: {}", info_.id, call.name, ran.error().message());
-    co_return finish(tools::ToolResult::failure(
-        fmt::format("{} failed: {} (an internal error; try another way)", call.name, ran.error().message())));
+    const ToolFailure failed = tool_failure(ran.error(), cancel, info_.id, call.name, "while running");
+    co_return finish(failed.result, failed.cancelled);
   }
   // What the turn still owes: files changed since the last verification.
   if (!ran->diffs.empty()) unverified_edits_ = true;
