@@ -6,7 +6,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -20,11 +19,14 @@
 
 #include "core/engine/checkpoints.h"
 #include "core/engine/engine_store.h"
+#include "core/engine/event_log.h"
 #include "core/engine/events.h"
 #include "core/engine/frontend.h"
 #include "core/engine/history.h"
 #include "core/engine/permissions.h"
 #include "core/engine/project_settings.h"
+#include "core/engine/slash_commands.h"
+#include "core/engine/tool_executor.h"
 #include "core/engine/turn_context.h"
 #include "core/model/http_client.h"
 #include "core/model/model_client.h"
@@ -32,7 +34,6 @@
 #include "core/support/cancel.h"
 #include "core/support/result.h"
 #include "core/support/trace.h"
-#include "storage/event_store.h"
 #include "tools/mcp/mcp_manager.h"
 #include "tools/tool.h"
 
@@ -121,7 +122,7 @@ class Session : public std::enable_shared_from_this<Session> {
   const model::ModelConfig& model_config() const noexcept { return model_; }
   PermissionMode mode() const noexcept { return policy_.mode(); }
   bool busy() const noexcept { return running_.has_value(); }
-  std::int64_t last_seq() const noexcept { return seq_; }
+  std::int64_t last_seq() const noexcept { return events_->last_seq(); }
   const CostLedger& cost() const noexcept { return session_cost_; }
   const CostLedger& last_turn_cost() const noexcept { return previous_turn_cost_; }
   const std::string& last_turn_id() const noexcept { return last_turn_id_; }
@@ -203,35 +204,49 @@ class Session : public std::enable_shared_from_this<Session> {
     std::string id;
     std::unique_ptr<support::CancelSource> cancel;
   };
-  struct ToolCallPlan;
 
-  std::string emit(EngineEvent event);  // returns nothing useful; logs and delivers once durable
-  void deliver_durable(std::int64_t up_to);
-  // Writes the events emitted since the last call as one database job. emit() schedules it on the
-  // strand, so the events of one burst (every delta of a network read) share a job and a commit; it is
-  // also called before every barrier, which must come after them.
-  void write_events();
+  friend std::span<const SlashCommandInfo> slash_commands() noexcept;  // its rows name the cmd_* handlers
+
+  void emit(EngineEvent event) { events_->emit(std::move(event)); }
   // Persists an "always" answer for the project and adds it to the policy.
   void persist_approval(PermissionRule rule);
   void persist_message(const model::Message& message, const std::string& turn_id);
   void persist_metadata();
 
+  // The turn loop (turn_loop.cpp), top to bottom: gather the turn's context, make room in the window,
+  // then call the model and run its tool calls until it stops.
+  struct TurnStart;
+  struct ModelResponse;
+  TurnStart begin_turn(const PromptInput& input, support::CancelToken cancel);
+  boost::asio::awaitable<support::Result<void>> end_turn(const TurnStart& turn,
+                                                         const support::Result<TurnOutcome>& outcome,
+                                                         support::Span& span);
   boost::asio::awaitable<support::Result<TurnOutcome>> run_turn(PromptInput input, std::string turn_id,
                                                                 support::CancelToken cancel, support::Span& span);
+  boost::asio::awaitable<support::Result<std::shared_ptr<const TurnContext>>> retrieve_context(
+      const std::string& input, support::CancelToken cancel, support::Span& span);
+  // The turn's user message: what this turn adds (skills, facts, the workspace context), then the input.
+  model::Message turn_message(const TurnContext& context, std::string mcp_note, const PromptInput& input) const;
+  // The history that fits the window with the system prompt, the tools and the answer's reserve; an
+  // error when even the current turn does not fit
+  // (Errc::limit_exceeded, its message for the user).
+  support::Result<model::ModelRequest> next_request(const std::string& system,
+                                                    const std::vector<model::ToolDefinition>& tools,
+                                                    std::uint64_t fixed_tokens) const;
+  // One model call: streams its text, thoughts and tool-call starts to the client as they arrive.
+  boost::asio::awaitable<ModelResponse> call_model(model::ModelRequest request, const std::string& turn_id,
+                                                   support::CancelToken cancel, support::Span& span);
+  // A stream that failed: keeps the partial text, fails the calls it announced, and says why.
+  support::Result<TurnOutcome> stream_failed(const ModelResponse& response, HistoryTurn& current,
+                                             const std::string& turn_id, const support::CancelToken& cancel);
+  void append(HistoryTurn& current, model::Message message, const std::string& turn_id);
+  // A slash command's turn: its row's handler answers, without the model (session_commands.cpp).
   boost::asio::awaitable<support::Result<TurnOutcome>> run_command(const std::string& text, std::string turn_id,
                                                                    support::CancelToken cancel, support::Span& span);
-  boost::asio::awaitable<std::vector<model::ToolResultBlock>> run_tool_calls(
-      const std::vector<model::ToolCallDone>& calls, const std::string& turn_id, support::CancelToken cancel,
-      support::Span& span);
   // A response cut at the output limit (`cut`) or refused: its calls get an error result each (stored,
   // and said to the client as failed), so the history stays valid for the next request.
   void close_unrun_calls(const std::vector<model::ToolCallDone>& calls, bool cut, HistoryTurn& current,
                          const std::string& turn_id);
-  // `full`, when given, receives the whole ToolResult (metadata included) of a call that ran.
-  boost::asio::awaitable<model::ToolResultBlock> execute_tool_call(const model::ToolCallDone& call,
-                                                                   const std::string& turn_id,
-                                                                   support::CancelToken cancel, support::Span& span,
-                                                                   tools::ToolResult* full = nullptr);
   // At the end of a turn that edited files and did not verify them (verify.auto): a note with the
   // suggested command, or the verification run as a tool call. Returns the message to send back to the
   // model when the run failed in the changed code and fix rounds remain; nullopt ends the turn.
@@ -253,19 +268,29 @@ class Session : public std::enable_shared_from_this<Session> {
                                                                      std::uint64_t new_input_tokens,
                                                                      const std::string& turn_id,
                                                                      support::CancelToken cancel, support::Span& span);
-  // /skills, /memory, /remember, /forget, /compact; nullopt for other commands.
-  boost::asio::awaitable<std::optional<std::string>> run_context_command(const std::string& name,
-                                                                         const std::string& args,
-                                                                         const std::string& turn_id,
-                                                                         support::CancelToken cancel,
-                                                                         support::Span& span);
+  // The slash commands' handlers, one per row of slash_commands(): each returns the reply text.
+  boost::asio::awaitable<std::string> cmd_help(const CommandCall& call);
+  boost::asio::awaitable<std::string> cmd_cost(const CommandCall& call);
+  boost::asio::awaitable<std::string> cmd_model(const CommandCall& call);
+  boost::asio::awaitable<std::string> cmd_mode(const CommandCall& call);
+  boost::asio::awaitable<std::string> cmd_clear(const CommandCall& call);
+  boost::asio::awaitable<std::string> cmd_permissions(const CommandCall& call);
+  boost::asio::awaitable<std::string> cmd_undo(const CommandCall& call);
+  boost::asio::awaitable<std::string> cmd_compact(const CommandCall& call);   // session_context.cpp
+  boost::asio::awaitable<std::string> cmd_memory(const CommandCall& call);    // session_context.cpp
+  boost::asio::awaitable<std::string> cmd_remember(const CommandCall& call);  // session_context.cpp
+  boost::asio::awaitable<std::string> cmd_forget(const CommandCall& call);    // session_context.cpp
+  boost::asio::awaitable<std::string> cmd_skills(const CommandCall& call);    // session_context.cpp
+  boost::asio::awaitable<std::string> cmd_mcp(const CommandCall& call);       // session_mcp.cpp
+  // Switches the model (session/set_model, /model); the error says why a spec cannot be used.
+  support::Result<void> switch_model(const std::string& spec);
+  void switch_mode(PermissionMode mode);
   std::vector<model::ToolDefinition> tool_definitions() const;
   // The registry's mcp__ tools replaced by the servers' current ones.
   void sync_mcp_tools();
   // Before a model turn: waits for servers still starting, syncs their tools, and returns a note for the
   // model on servers that failed since the last turn (the client gets it as agent text); empty if none.
   boost::asio::awaitable<std::string> prepare_mcp(support::CancelToken cancel, support::Span& span);
-  std::string mcp_text() const;  // /mcp
   void record_usage(const model::Usage& usage, const std::string& turn_id, support::Span& span);
 
   EngineContext& engine_;
@@ -278,16 +303,11 @@ class Session : public std::enable_shared_from_this<Session> {
   model::ModelConfig model_;
   std::string model_spec_;
   PermissionPolicy policy_;
-  std::shared_ptr<Frontend> frontend_;
+  std::shared_ptr<EventLog> events_;  // emits, stores, and delivers to the attached frontend once durable
   std::unique_ptr<tools::FileAccess> files_;
   std::unique_ptr<model::ModelClient> client_;  // for model_; reset when the model changes
 
   std::vector<HistoryTurn> history_;
-  std::int64_t seq_ = 0;          // last event seq handed out
-  std::int64_t durable_seq_ = 0;  // events up to here are in the log
-  std::deque<SequencedEvent> undelivered_;
-  std::vector<storage::EventRecord> unwritten_;  // emitted, not yet handed to the database
-  bool write_scheduled_ = false;
   std::int64_t turn_count_ = 0;
   std::int64_t cleared_after_ = 0;  // message seq of the last /clear
   std::int64_t last_message_seq_ = 0;
@@ -296,10 +316,8 @@ class Session : public std::enable_shared_from_this<Session> {
   // fresh source in its place.
   std::unique_ptr<support::CancelSource> side_cancel_ = std::make_unique<support::CancelSource>();
   std::string last_turn_id_;
-  std::string current_turn_id_;
-  // Verification bookkeeping of the running turn: did it change files since the last verification, and
-  // how many auto-verify fix rounds it used. Reset when a turn starts.
-  bool unverified_edits_ = false;
+  // Verification bookkeeping of the running turn: how many auto-verify fix rounds and runs it used
+  // (whether it changed files since the last verification is the executor's). Reset when a turn starts.
   std::uint32_t verify_rounds_ = 0;
   std::uint32_t verify_runs_ = 0;
   std::vector<std::string> last_turn_changed_;  // of the last turn that changed files (verify plan)
@@ -307,8 +325,8 @@ class Session : public std::enable_shared_from_this<Session> {
   CostLedger turn_cost_;           // the turn running now
   CostLedger previous_turn_cost_;  // the last turn that called the model, for /cost
   std::unique_ptr<tools::FileState> file_state_;
-  std::unique_ptr<Checkpoints> checkpoints_;  // the tools' ChangeJournal; after file_state_, which it uses
-  std::optional<support::Error> storage_error_;
+  std::unique_ptr<Checkpoints> checkpoints_;    // the tools' ChangeJournal; after file_state_, which it uses
+  std::unique_ptr<ToolCallExecutor> executor_;  // after everything it uses
 
   std::string project_;  // workspace root of the cwd
   std::shared_ptr<context::WorkspaceIndex> index_;

@@ -276,64 +276,64 @@ asio::awaitable<Result<Session::CompactionOutcome>> Session::compact(bool forced
   co_return outcome;
 }
 
-asio::awaitable<std::optional<std::string>> Session::run_context_command(const std::string& name,
-                                                                         const std::string& args,
-                                                                         const std::string& turn_id, CancelToken cancel,
-                                                                         support::Span& span) {
-  if (name == "skills") {
-    std::shared_ptr<const TurnContext> context = last_context_;
-    if (!context) {
-      // Named, not a temporary: GCC 12 destroys class temporaries passed to a coroutine twice.
-      std::string no_input;
-      auto gathered = co_await gather_context(std::move(no_input), false, cancel);
-      if (!gathered) co_return "Cannot list the skills: " + gathered.error().message();
-      context = *gathered;
-      co_return skills::skills_report(context->skills, nullptr);
-    }
+// /skills, /memory, /remember, /forget and /compact (slash_commands.cpp has their rows): their model
+// call and the context they gather end when the turn is cancelled.
+asio::awaitable<std::string> Session::cmd_skills(const CommandCall& call) {
+  if (std::shared_ptr<const TurnContext> context = last_context_) {
     co_return skills::skills_report(context->skills, &context->skill_selection);
   }
-  if (name == "memory") {
-    std::string last_input = last_context_ ? last_context_->input : std::string();
-    auto gathered = co_await gather_context(std::move(last_input), false, cancel);
-    if (!gathered) co_return "Cannot show the memory: " + gathered.error().message();
-    const TurnContext& now = **gathered;
-    // The selection shown is the last turn's (what the model was given); the files are as they are now.
-    const memory::FactSelection& last = last_context_ ? last_context_->fact_selection : now.fact_selection;
-    std::string report = memory::memory_report(now.instructions, now.facts, last);
-    if (!summary_text_.empty()) {
-      report += fmt::format("\n\nCompaction: {} earlier turn{} (from {}) are sent as a summary.", summary_turns_,
-                            summary_turns_ == 1 ? "" : "s", summary_first_turn_);
-    }
-    co_return report;
+  // Named, not a temporary: GCC 12 destroys class temporaries passed to a coroutine twice.
+  std::string no_input;
+  auto gathered = co_await gather_context(std::move(no_input), false, call.cancel);
+  if (!gathered) co_return "Cannot list the skills: " + gathered.error().message();
+  co_return skills::skills_report((*gathered)->skills, nullptr);
+}
+
+asio::awaitable<std::string> Session::cmd_memory(const CommandCall& call) {
+  std::string last_input = last_context_ ? last_context_->input : std::string();
+  auto gathered = co_await gather_context(std::move(last_input), false, call.cancel);
+  if (!gathered) co_return "Cannot show the memory: " + gathered.error().message();
+  const TurnContext& now = **gathered;
+  // The selection shown is the last turn's (what the model was given); the files are as they are now.
+  const memory::FactSelection& last = last_context_ ? last_context_->fact_selection : now.fact_selection;
+  std::string report = memory::memory_report(now.instructions, now.facts, last);
+  if (!summary_text_.empty()) {
+    report += fmt::format("\n\nCompaction: {} earlier turn{} (from {}) are sent as a summary.", summary_turns_,
+                          summary_turns_ == 1 ? "" : "s", summary_first_turn_);
   }
-  if (name == "remember") {
-    if (trim(args).empty()) co_return std::string("Usage: /remember TEXT (a fact to keep for this project)");
-    auto fact = co_await remember(args);
-    if (!fact) co_return "Not remembered: " + fact.error().message();
-    co_return fmt::format("Remembered (fact {}) for {}: {}", fact->id, project_, fact->text);
+  co_return report;
+}
+
+asio::awaitable<std::string> Session::cmd_remember(const CommandCall& call) {
+  if (trim(call.args).empty()) co_return std::string("Usage: /remember TEXT (a fact to keep for this project)");
+  std::string text(call.args);  // named: GCC 12 destroys class temporaries passed to a coroutine twice
+  auto fact = co_await remember(std::move(text));
+  if (!fact) co_return "Not remembered: " + fact.error().message();
+  co_return fmt::format("Remembered (fact {}) for {}: {}", fact->id, project_, fact->text);
+}
+
+asio::awaitable<std::string> Session::cmd_forget(const CommandCall& call) {
+  const std::string_view digits = trim(call.args);
+  std::int64_t id = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), id);
+  if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size()) {
+    co_return std::string("Usage: /forget ID (the ids are in /memory)");
   }
-  if (name == "forget") {
-    const std::string_view digits = trim(args);
-    std::int64_t id = 0;
-    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), id);
-    if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size()) {
-      co_return std::string("Usage: /forget ID (the ids are in /memory)");
-    }
-    auto removed = co_await forget(id);
-    if (!removed) co_return "Cannot forget: " + removed.error().message();
-    co_return fmt::format("Fact {} forgotten.", id);
-  }
-  if (name == "compact") {
-    const std::string pinned =
-        render_system_prompt(engine_.system_rules, last_context_.get(), {}, info_.cwd, info_.additional_dirs);
-    const std::uint64_t tool_tokens = estimate_tokens(tool_definitions());
-    auto compacted = co_await compact(true, estimate_tokens(pinned) + tool_tokens, 0, turn_id, cancel, span);
-    if (!compacted) co_return "Compaction failed: " + compacted.error().message();
-    // A compaction tells the client itself (its event); otherwise say why nothing happened.
-    if (compacted->compacted) co_return std::string();
-    co_return "Nothing compacted: " + compacted->message;
-  }
-  co_return std::nullopt;
+  auto removed = co_await forget(id);
+  if (!removed) co_return "Cannot forget: " + removed.error().message();
+  co_return fmt::format("Fact {} forgotten.", id);
+}
+
+asio::awaitable<std::string> Session::cmd_compact(const CommandCall& call) {
+  const std::string pinned =
+      render_system_prompt(engine_.system_rules, last_context_.get(), {}, info_.cwd, info_.additional_dirs);
+  const std::uint64_t tool_tokens = estimate_tokens(tool_definitions());
+  auto compacted =
+      co_await compact(true, estimate_tokens(pinned) + tool_tokens, 0, call.turn_id, call.cancel, call.span);
+  if (!compacted) co_return "Compaction failed: " + compacted.error().message();
+  // A compaction tells the client itself (its event); otherwise say why nothing happened.
+  if (compacted->compacted) co_return std::string();
+  co_return "Nothing compacted: " + compacted->message;
 }
 
 }  // namespace agentd::core

@@ -115,10 +115,10 @@ asio::awaitable<std::string> Session::prepare_mcp(CancelToken cancel, support::S
   co_return note;
 }
 
-std::string Session::mcp_text() const {
+asio::awaitable<std::string> Session::cmd_mcp(const CommandCall& /*call*/) {
   const auto servers = mcp_status();
   if (servers.empty()) {
-    return "No MCP servers. Add them to session/new's mcpServers, or to the config file's mcpServers "
+    co_return "No MCP servers. Add them to session/new's mcpServers, or to the config file's mcpServers "
            "({\"name\": {\"command\": ..., \"args\": [...], \"env\": {...}}}).";
   }
   std::string out = "MCP servers:";
@@ -134,7 +134,7 @@ std::string Session::mcp_text() const {
       out += fmt::format("\n    {} tool{}: {}", s.tools.size(), s.tools.size() == 1 ? "" : "s",
                          fmt::format("{}", fmt::join(s.tools, ", ")));
   }
-  return out;
+  co_return out;
 }
 
 }  // namespace agentd::core

@@ -70,10 +70,10 @@ asio::awaitable<Result<Json>> Session::verification_plan(std::vector<std::string
 
 asio::awaitable<std::optional<model::Message>> Session::auto_verify(const std::string& turn_id, CancelToken cancel,
                                                                     support::Span& span) {
-  if (settings_.verify.mode == AutoVerify::off || !unverified_edits_) co_return std::nullopt;
+  if (settings_.verify.mode == AutoVerify::off || !executor_->unverified_edits()) co_return std::nullopt;
   std::vector<std::string> changed = checkpoints_->turn_changed_files();
   if (changed.empty()) co_return std::nullopt;
-  unverified_edits_ = false;  // whatever happens below, this turn's edits have been dealt with
+  executor_->set_unverified_edits(false);  // whatever happens below, this turn's edits have been dealt with
 
   support::Span vspan = span.child("verify.auto");
   vspan.set_attribute("mode", std::string(auto_verify_name(settings_.verify.mode)));
@@ -118,7 +118,7 @@ asio::awaitable<std::optional<model::Message>> Session::auto_verify(const std::s
   call.input = Json::object();
   emit(ToolCallStartedEvent{call.id, call.name, call.name, tool->spec().kind});
   tools::ToolResult result;
-  model::ToolResultBlock block = co_await execute_tool_call(call, turn_id, cancel, vspan, &result);
+  model::ToolResultBlock block = co_await executor_->execute(call, cancel, vspan, &result);
   if (cancel.cancelled()) co_return std::nullopt;
 
   const Json& verification = field(result.metadata, "verification");

@@ -11,22 +11,6 @@ namespace agentd::core {
 
 namespace {
 
-constexpr std::array<SlashCommandInfo, 13> kCommands = {{
-    {"help", "List the commands", ""},
-    {"cost", "Tokens and USD for this session and the last turn", ""},
-    {"model", "Show the model, or switch to another", "provider:model"},
-    {"mode", "Show the permission mode, or switch to another", "default | acceptEdits | plan | bypass"},
-    {"clear", "Start a fresh context; the history stays stored", ""},
-    {"permissions", "List the permission rules in force, or revoke an approval", "revoke ID"},
-    {"undo", "Put back the files the last turn changed", ""},
-    {"compact", "Summarize the older turns now, to free context", ""},
-    {"memory", "Show the pinned instructions and remembered facts, and why each was used", ""},
-    {"remember", "Remember a fact for this project", "text"},
-    {"forget", "Forget a remembered fact", "ID"},
-    {"skills", "List the skills, and why each was or was not selected last turn", ""},
-    {"mcp", "List the MCP servers, their state and their tools", ""},
-}};
-
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())) != 0) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())) != 0) s.remove_suffix(1);
@@ -50,13 +34,41 @@ std::string usd_line(const CostLedger& ledger) {
 
 }  // namespace
 
-std::span<const SlashCommandInfo> slash_commands() noexcept { return kCommands; }
+// A friend of Session: the rows name its private handlers.
+std::span<const SlashCommandInfo> slash_commands() noexcept {
+  static const std::array<SlashCommandInfo, 13> kCommands = {{
+      {"help", "List the commands", "", &Session::cmd_help},
+      {"cost", "Tokens and USD for this session and the last turn", "", &Session::cmd_cost},
+      {"model", "Show the model, or switch to another", "provider:model", &Session::cmd_model},
+      {"mode", "Show the permission mode, or switch to another", "default | acceptEdits | plan | bypass",
+       &Session::cmd_mode},
+      {"clear", "Start a fresh context; the history stays stored", "", &Session::cmd_clear},
+      {"permissions", "List the permission rules in force, or revoke an approval", "revoke ID",
+       &Session::cmd_permissions},
+      {"undo", "Put back the files the last turn changed", "", &Session::cmd_undo},
+      {"compact", "Summarize the older turns now, to free context", "", &Session::cmd_compact, true},
+      {"memory", "Show the pinned instructions and remembered facts, and why each was used", "", &Session::cmd_memory,
+       true},
+      {"remember", "Remember a fact for this project", "text", &Session::cmd_remember, true},
+      {"forget", "Forget a remembered fact", "ID", &Session::cmd_forget, true},
+      {"skills", "List the skills, and why each was or was not selected last turn", "", &Session::cmd_skills, true},
+      {"mcp", "List the MCP servers, their state and their tools", "", &Session::cmd_mcp},
+  }};
+  return kCommands;
+}
+
+const SlashCommandInfo* find_slash_command(std::string_view name) noexcept {
+  for (const auto& c : slash_commands()) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
 
 bool is_slash_command(std::string_view text) noexcept {
   text = trim(text);
   if (text.size() < 2 || text.front() != '/') return false;
   text.remove_prefix(1);
-  for (const auto& c : kCommands) {
+  for (const auto& c : slash_commands()) {
     if (text.starts_with(c.name) &&
         (text.size() == c.name.size() || std::isspace(static_cast<unsigned char>(text[c.name.size()])) != 0)) {
       return true;
@@ -75,7 +87,7 @@ SlashCommand parse_slash_command(std::string_view text) {
 
 std::string help_text() {
   std::string out = "Commands (answered by agentd, without the model):";
-  for (const auto& c : kCommands) {
+  for (const auto& c : slash_commands()) {
     out += fmt::format("\n  /{}{}{} - {}", c.name, c.hint.empty() ? "" : " ", c.hint, c.description);
   }
   return out;

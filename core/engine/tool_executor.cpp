@@ -1,0 +1,376 @@
+#include "core/engine/tool_executor.h"
+
+#include <memory>
+#include <optional>
+#include <utility>
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <fmt/format.h>
+
+#include "core/engine/frontend.h"
+#include "core/engine/verification.h"
+#include "core/support/clock.h"
+#include "core/support/log.h"
+#include "core/support/task_group.h"
+#include "storage/permission_store.h"
+#include "tools/json_schema.h"
+#include "tools/sha256.h"
+
+namespace agentd::core {
+
+namespace asio = boost::asio;
+namespace log = support::log;
+using support::CancelToken;
+using support::Errc;
+using support::Error;
+using support::Json;
+using support::Result;
+
+namespace {
+
+// The last part of a call's live output, as the client is shown it while the call runs.
+class LiveOutput {
+ public:
+  static constexpr std::size_t kShownBytes = std::size_t{16} << 10;
+  std::chrono::steady_clock::time_point last_sent{};
+
+  void append(std::string_view chunk) {
+    total_ += chunk.size();
+    tail_.append(chunk);
+    if (tail_.size() > 2 * kShownBytes) tail_.erase(0, tail_.size() - kShownBytes);
+  }
+  std::string text() const {
+    if (tail_.size() <= kShownBytes) return tail_;
+    // Cut at a line start where one is near, so the view does not open mid-line (or mid-character).
+    std::size_t from = tail_.size() - kShownBytes;
+    if (const auto nl = tail_.find('\n', from); nl != std::string::npos && nl - from < 512) from = nl + 1;
+    while (from < tail_.size() && (static_cast<unsigned char>(tail_[from]) & 0xC0) == 0x80) ++from;
+    return fmt::format("[... {} bytes before ...]\n{}", total_ - (tail_.size() - from), tail_.substr(from));
+  }
+
+ private:
+  std::string tail_;
+  std::size_t total_ = 0;
+};
+
+// A tool's resolve() or run() ended in an error instead of a result: cancelled (`when` says at which step),
+// or an internal fault, logged and turned into a result the model can recover from (tool.h: a call never
+// ends the turn).
+struct ToolFailure {
+  tools::ToolResult result;
+  bool cancelled = false;
+};
+ToolFailure tool_failure(const Error& error, const CancelToken& cancel, std::string_view session, std::string_view tool,
+                         std::string_view when) {
+  if (error.code() == Errc::cancelled || cancel.cancelled()) {
+    return {tools::ToolResult::failure(fmt::format("cancelled by the user {}", when)), true};
+  }
+  log::error("session {}: tool {} failed internally: {}", session, tool, error.message());
+  return {tools::ToolResult::failure(
+              fmt::format("{} failed: {} (an internal error; try another way)", tool, error.message())),
+          false};
+}
+
+std::string input_digest(const Json& input) { return "sha256:" + tools::sha256_hex(input.dump()); }
+
+ToolCallUpdatedEvent update_of(const std::string& id) {
+  ToolCallUpdatedEvent update;
+  update.id = id;
+  return update;
+}
+
+}  // namespace
+
+struct ToolCallExecutor::CallRun {
+  const model::ToolCallDone& call;
+  support::Span span;
+  support::SteadyClock::time_point started = support::SteadyClock::now();
+};
+
+struct ToolCallExecutor::Decision {
+  PermissionDecision verdict;
+  std::string decided_by = "policy";  // policy, user, no_client
+  std::string digest;                 // of the input decided about
+  bool cancelled = false;             // the turn was cancelled while the person was asked
+};
+
+ToolCallExecutor::ToolCallExecutor(ToolCallServices services, asio::strand<asio::any_io_executor> strand)
+    : s_(std::move(services)), strand_(std::move(strand)) {}
+
+asio::awaitable<model::ToolResultBlock> ToolCallExecutor::execute(const model::ToolCallDone& call, CancelToken cancel,
+                                                                  support::Span& span, tools::ToolResult* full) {
+  CallRun run{call, span.child("tool." + call.name)};
+  run.span.set_attribute("tool_call_id", call.id);
+
+  // Held for the call: an MCP server's tools may leave the registry while it runs.
+  const std::shared_ptr<tools::Tool> tool = s_.tools->find(call.name);
+  if (auto invalid = check_input(call, tool.get())) co_return finish(run, *invalid);
+  tools::ToolContext context = make_context(call, *tool, cancel);
+
+  // The input completed with what will actually run (verify's chosen command): judged, shown, audited and
+  // run as one.
+  Result<tools::Tool::Resolved> resolved = tools::Tool::Resolved{};
+  try {
+    // Named, not a temporary: GCC 12 destroys class temporaries passed to a coroutine twice.
+    Json input_as_given = call.input.is_object() ? call.input : Json::object();
+    resolved = co_await tool->resolve(std::move(input_as_given), context);
+  } catch (const std::exception& e) {
+    resolved = Error(Errc::internal, e.what());
+  }
+  co_await asio::dispatch(strand_, asio::use_awaitable);
+  if (!resolved) {
+    const ToolFailure failed = tool_failure(resolved.error(), cancel, s_.session_id, call.name, "before it ran");
+    co_return finish(run, failed.result, failed.cancelled);
+  }
+  if (resolved->result) co_return finish(run, *resolved->result);
+  const Json input = std::move(resolved->input);
+
+  const tools::RiskAssessment risk = tool->assess(input, context);
+  run.span.set_attribute("risk", tools::risk_names(risk.risk));
+  announce(call, *tool, input, context);
+
+  const Decision decision = co_await decide(call, *tool, input, context, risk, cancel, run.span);
+  if (decision.cancelled)
+    co_return finish(run, tools::ToolResult::failure("cancelled by the user before it ran"), true);
+  audit(call, decision, risk);
+  if (decision.verdict.verdict == Verdict::deny) {
+    run.span.set_attribute("permission", "denied");
+    co_return finish(run, tools::ToolResult::failure(fmt::format(
+                              "not run: {}. Do not retry the same call; continue another way or ask the user.",
+                              decision.verdict.reason)));
+  }
+
+  auto ran = co_await this->run(call, *tool, input, context);
+  if (!ran) {
+    const ToolFailure failed = tool_failure(ran.error(), cancel, s_.session_id, call.name, "while running");
+    co_return finish(run, failed.result, failed.cancelled);
+  }
+  // What the turn still owes: files changed since the last verification.
+  if (!ran->diffs.empty()) unverified_edits_ = true;
+  if (is_verification_call(call.name, input, nullptr)) unverified_edits_ = false;
+  if (full != nullptr) *full = *ran;
+  co_return finish(run, *ran);
+}
+
+asio::awaitable<std::vector<model::ToolResultBlock>> ToolCallExecutor::run_all(
+    const std::vector<model::ToolCallDone>& calls, CancelToken cancel, support::Span& span) {
+  std::vector<model::ToolResultBlock> results(calls.size());
+  std::size_t i = 0;
+  while (i < calls.size()) {
+    std::size_t end = i + 1;
+    if (!is_mutating(calls[i])) {
+      while (end < calls.size() && !is_mutating(calls[end])) ++end;
+    }
+    if (end - i == 1) {
+      results[i] = co_await execute(calls[i], cancel, span);
+    } else {
+      support::TaskGroup group(strand_);
+      for (std::size_t k = i; k < end; ++k) {
+        group.spawn(
+            [](ToolCallExecutor* self, const model::ToolCallDone& call, CancelToken token, support::Span& parent,
+               model::ToolResultBlock& out) -> asio::awaitable<void> {
+              out = co_await self->execute(call, token, parent);
+            }(this, calls[k], cancel, span, results[k]),
+            "tool." + calls[k].name);
+      }
+      co_await group.join();
+      co_await asio::dispatch(strand_, asio::use_awaitable);
+    }
+    i = end;
+  }
+  co_return results;
+}
+
+bool ToolCallExecutor::is_mutating(const model::ToolCallDone& call) const {
+  const std::shared_ptr<tools::Tool> tool = s_.tools->find(call.name);
+  if (!tool || !call.input.is_object()) return false;
+  tools::ToolContext probe;
+  probe.cwd = s_.cwd;
+  probe.additional_dirs = s_.additional_dirs;
+  return tools::is_mutating(tool->assess(call.input, probe).risk);
+}
+
+std::optional<tools::ToolResult> ToolCallExecutor::check_input(const model::ToolCallDone& call,
+                                                               const tools::Tool* tool) const {
+  if (tool == nullptr) {
+    std::string valid;
+    for (const auto& n : s_.tools->names()) valid += (valid.empty() ? "" : ", ") + n;
+    return tools::ToolResult::failure(fmt::format("there is no tool named \"{}\"; the tools you can call are: {}",
+                                                  call.name, valid.empty() ? "(none)" : valid));
+  }
+  if (call.input_error) {
+    return tools::ToolResult::failure(
+        fmt::format("the arguments of {} are not valid JSON ({}); send them again as one JSON object", call.name,
+                    *call.input_error));
+  }
+  const Json input = call.input.is_object() ? call.input : Json::object();
+  if (auto problems = tools::schema_violations(tool->spec().input_schema, input); !problems.empty()) {
+    std::string message = fmt::format("the input of {} does not match its schema:", call.name);
+    for (const auto& p : problems) message += "\n- " + p;
+    return tools::ToolResult::failure(std::move(message));
+  }
+  return std::nullopt;
+}
+
+tools::ToolContext ToolCallExecutor::make_context(const model::ToolCallDone& call, const tools::Tool& tool,
+                                                  CancelToken cancel) const {
+  tools::ToolContext context;
+  context.session_id = s_.session_id;
+  context.cwd = s_.cwd;
+  context.additional_dirs = s_.additional_dirs;
+  context.cancel = std::move(cancel);
+  context.files = s_.files;
+  context.file_state = s_.file_state;
+  context.journal = s_.checkpoints;
+  context.denied_paths = &s_.settings->denied_paths;
+  if (const std::string_view category = tool_category(tool.spec().kind); category == "read") {
+    context.denied_reads = s_.policy->denied_patterns(tool.spec().name, category);
+  }
+  context.changed_files = s_.checkpoints->turn_changed_files();
+  // Live output (shell): the client sees the end of what the call printed so far, refreshed at most every
+  // 100 ms; the finished call's result replaces it. Posted to the strand, so it may come from anywhere.
+  context.progress = [events = s_.events, strand = strand_, id = call.id,
+                      live = std::make_shared<LiveOutput>()](std::string_view chunk) {
+    live->append(chunk);
+    const auto now = std::chrono::steady_clock::now();
+    if (now - live->last_sent < std::chrono::milliseconds(100)) return;
+    live->last_sent = now;
+    asio::post(strand, [events, id, text = live->text()]() mutable {
+      ToolCallUpdatedEvent update = update_of(id);
+      update.text = std::move(text);
+      events->emit(std::move(update));
+    });
+  };
+  return context;
+}
+
+void ToolCallExecutor::announce(const model::ToolCallDone& call, const tools::Tool& tool, const Json& input,
+                                const tools::ToolContext& context) {
+  ToolCallUpdatedEvent update = update_of(call.id);
+  update.title = tool.title(input, context);
+  update.raw_input = input;
+  update.locations = tool.locations(input, context);
+  s_.events->emit(std::move(update));
+}
+
+asio::awaitable<ToolCallExecutor::Decision> ToolCallExecutor::decide(const model::ToolCallDone& call,
+                                                                     const tools::Tool& tool, const Json& input,
+                                                                     const tools::ToolContext& context,
+                                                                     const tools::RiskAssessment& risk,
+                                                                     CancelToken cancel, support::Span& span) {
+  const CallSubject subject = call_subject(tool.spec(), input, s_.cwd);
+  Decision d;
+  d.digest = input_digest(input);
+  d.verdict = s_.policy->decide(subject, risk);
+  if (d.verdict.verdict != Verdict::ask) co_return d;
+
+  support::Span permission = span.child("permission.request");
+  const std::shared_ptr<Frontend> frontend = s_.events->frontend();
+  if (!frontend || !frontend->can_ask_permission()) {
+    d.decided_by = "no_client";
+    permission.set_attribute("answer", "no_client");
+    if (d.verdict.needs_person) {
+      d.verdict = {Verdict::deny, fmt::format("{}, and no client is attached to ask", d.verdict.reason)};
+    } else {
+      d.verdict = {
+          s_.settings->headless,
+          fmt::format("{}, and no client is attached to ask, so the headless policy ({}) decides; the "
+                      "session's mode is {}",
+                      d.verdict.reason, verdict_name(s_.settings->headless), permission_mode_id(s_.policy->mode()))};
+    }
+    co_return d;
+  }
+  PermissionPrompt prompt;
+  prompt.session_id = s_.session_id;
+  prompt.tool_call_id = call.id;
+  prompt.title = tool.title(input, context);
+  prompt.kind = tool.spec().kind;
+  prompt.raw_input = input;
+  prompt.locations = tool.locations(input, context);
+  prompt.diffs = tool.preview(input, context);
+  prompt.text = tool.describe(input, context);
+  prompt.input_digest = d.digest;
+  prompt.reason = d.verdict.reason;
+  prompt.risk = tools::risk_names(risk.risk);
+  // The client must see the call (tool_call, its input) before it is asked about it.
+  co_await s_.events->deliver_pending();
+  auto answer = co_await frontend->ask_permission(std::move(prompt), cancel);
+  co_await asio::dispatch(strand_, asio::use_awaitable);
+  if (!answer || *answer == PermissionAnswer::cancelled || cancel.cancelled()) {
+    permission.set_attribute("answer", "cancelled");
+    if (!answer && !cancel.cancelled()) {
+      log::warn("session {}: permission request failed: {}", s_.session_id, answer.error().message());
+      d.verdict = {Verdict::deny, "the permission request failed: " + answer.error().message()};
+    } else {
+      permission.set_status(support::SpanStatus::cancelled);
+      d.cancelled = true;
+    }
+    co_return d;
+  }
+  d.decided_by = "user";
+  if (auto rule = PermissionPolicy::rule_for_answer(subject, *answer)) s_.remember_approval(std::move(*rule));
+  const bool allowed = *answer == PermissionAnswer::allow_once || *answer == PermissionAnswer::allow_always;
+  permission.set_attribute("answer", allowed ? "allow" : "reject");
+  d.verdict = allowed ? PermissionDecision{Verdict::allow, "the user allowed it"}
+                      : PermissionDecision{Verdict::deny, "the user rejected this call"};
+  co_return d;
+}
+
+void ToolCallExecutor::audit(const model::ToolCallDone& call, const Decision& decision,
+                             const tools::RiskAssessment& risk) {
+  storage::PermissionAuditRecord entry;
+  entry.session_id = s_.session_id;
+  if (!s_.events->turn().empty()) entry.turn_id = s_.events->turn();
+  entry.tool_call_id = call.id;
+  entry.tool = call.name;
+  entry.input_digest = decision.digest;
+  entry.decision = decision.verdict.verdict == Verdict::deny ? "deny" : "allow";
+  entry.decided_by = decision.decided_by;
+  entry.reason = decision.verdict.reason;
+  entry.created_at_ms = support::unix_millis_now();
+  entry.cwd = s_.cwd;
+  entry.risk = tools::risk_names(risk.risk);
+  s_.store->stream([entry = std::move(entry)](storage::Connection& db) -> Result<void> {
+    auto id = storage::PermissionStore(db).record(entry);
+    if (!id) return std::move(id).error();
+    return support::ok();
+  });
+}
+
+asio::awaitable<Result<tools::ToolResult>> ToolCallExecutor::run(const model::ToolCallDone& call, tools::Tool& tool,
+                                                                 const Json& input, tools::ToolContext& context) {
+  ToolCallUpdatedEvent update = update_of(call.id);
+  update.status = ToolCallStatus::in_progress;
+  s_.events->emit(std::move(update));
+  Result<tools::ToolResult> ran = tools::ToolResult{};
+  try {
+    ran = co_await tool.run(input, context);
+  } catch (const std::exception& e) {
+    ran = Error(Errc::internal, e.what());
+  }
+  co_await asio::dispatch(strand_, asio::use_awaitable);
+  co_return ran;
+}
+
+model::ToolResultBlock ToolCallExecutor::finish(CallRun& run, const tools::ToolResult& r, bool cancelled) {
+  ToolCallUpdatedEvent update = update_of(run.call.id);
+  update.status = r.ok ? ToolCallStatus::completed : ToolCallStatus::failed;
+  update.text = r.summary;
+  update.diffs = r.diffs;
+  update.locations = r.locations;
+  if (r.metadata.is_object() && r.metadata.size() > 0) update.meta = r.metadata;
+  s_.events->emit(std::move(update));
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(support::SteadyClock::now() - run.started);
+  run.span.set_attribute("ok", r.ok);
+  run.span.set_attribute("duration_ms", static_cast<std::int64_t>(ms.count()));
+  if (cancelled) {
+    run.span.set_status(support::SpanStatus::cancelled);
+  } else if (!r.ok) {
+    run.span.set_status(support::SpanStatus::error, r.summary);
+  }
+  return model::ToolResultBlock{run.call.id, r.content, !r.ok};
+}
+
+}  // namespace agentd::core

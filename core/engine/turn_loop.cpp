@@ -1,0 +1,472 @@
+// The turn loop (the seed's agent loop), read top to bottom: Session::prompt opens a turn, run_turn
+// gathers its context, makes room in the window, then calls the model and runs its tool calls until the
+// model stops, and end_turn makes everything durable before the prompt is answered. A slash command's
+// turn goes to run_command (session_commands.cpp) instead of the model.
+#include <set>
+#include <utility>
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <fmt/format.h>
+
+#include "core/engine/ids.h"
+#include "core/engine/session.h"
+#include "core/engine/slash_commands.h"
+#include "core/model/price_table.h"
+#include "core/model/stream_summary.h"
+#include "core/support/clock.h"
+#include "core/support/log.h"
+#include "storage/span_store.h"
+#include "storage/turn_store.h"
+#include "storage/usage_store.h"
+
+namespace agentd::core {
+
+namespace asio = boost::asio;
+namespace log = support::log;
+using support::CancelToken;
+using support::Errc;
+using support::Error;
+using support::Json;
+using support::Result;
+
+namespace {
+
+// Spans of one turn go to the spans table as they end.
+class TurnSpanSink final : public support::SpanSink {
+ public:
+  TurnSpanSink(EngineStore& store, std::string turn_id) : store_(store), turn_id_(std::move(turn_id)) {}
+  void record(support::SpanRecord span) override {
+    store_.stream([turn = turn_id_, span = std::move(span)](storage::Connection& db) {
+      return storage::SpanStore(db).append(turn, span);
+    });
+  }
+
+ private:
+  EngineStore& store_;
+  std::string turn_id_;
+};
+
+std::string user_text(const PromptInput& input) {
+  std::string text = input.text;
+  for (const auto& a : input.attachments) {
+    text += fmt::format("\n\n<attachment uri=\"{}\">\n{}\n</attachment>", a.uri, a.text);
+  }
+  return text;
+}
+
+// The assistant's message as the history keeps it: the response's blocks in order.
+model::Message assistant_message(const model::StreamSummary& summary) {
+  model::Message assistant{model::Role::assistant, {}};
+  for (const auto& block : summary.blocks) {
+    switch (block.kind) {
+      case model::StreamBlock::Kind::text: assistant.content.emplace_back(model::TextBlock{block.text}); break;
+      case model::StreamBlock::Kind::thinking:
+        assistant.content.emplace_back(model::ThinkingBlock{block.text, block.signature, {}});
+        break;
+      case model::StreamBlock::Kind::redacted_thinking:
+        assistant.content.emplace_back(model::ThinkingBlock{{}, {}, block.redacted_data});
+        break;
+      case model::StreamBlock::Kind::tool_call: {
+        const auto& call = summary.tool_calls.at(block.tool_call);
+        assistant.content.emplace_back(model::ToolCallBlock{
+            call.id, call.name, call.input.is_object() ? call.input : Json::object(), call.arguments_json});
+        break;
+      }
+    }
+  }
+  return assistant;
+}
+
+void set_retrieval_attributes(support::Span& span, const TurnContext& context) {
+  span.set_attribute("instruction_files", context.instructions.files.size());
+  span.set_attribute("skills_selected", context.skill_selection.selected_names().size());
+  span.set_attribute("facts_selected", context.fact_selection.selected_ids().size());
+  span.set_attribute("evidence", context.package ? context.package->evidence.size() : 0);
+  span.set_attribute("retrieve_ms", context.retrieve_ms);
+  span.set_attribute("skills_ms", context.skills_ms);
+  if (context.package) {
+    span.set_attribute("task", std::string(context::task_kind_name(context.package->task.kind)));
+    span.set_attribute("omitted", context.package->omitted_total);
+    span.set_attribute("context_tokens", context.package->used_tokens);
+    span.set_attribute("context_budget", context.package->budget_tokens);
+    span.set_attribute("indexed_files", context.package->stats.indexed_files);
+  } else if (!context.retrieval_note.empty()) {
+    span.set_attribute("note", context.retrieval_note);
+  }
+}
+
+TurnOutcome stopped(StopReason reason) { return TurnOutcome{reason, {}}; }
+
+}  // namespace
+
+struct Session::TurnStart {
+  std::string id;
+  std::string input;
+  bool command = false;  // a slash command: answered without the model
+  CancelToken cancel;    // the turn's: the prompt's, and session/cancel
+};
+
+struct Session::ModelResponse {
+  model::StreamResult result;
+  model::StreamSummary summary;
+  std::set<std::string> announced;  // tool calls the client was told of while they streamed
+};
+
+std::string_view stop_reason_id(StopReason reason) noexcept {
+  switch (reason) {
+    case StopReason::end_turn: return "end_turn";
+    case StopReason::max_tokens: return "max_tokens";
+    case StopReason::max_turn_requests: return "max_turn_requests";
+    case StopReason::refusal: return "refusal";
+    case StopReason::cancelled: return "cancelled";
+  }
+  return "end_turn";
+}
+
+asio::awaitable<Result<TurnOutcome>> Session::prompt(PromptInput input, CancelToken cancel) {
+  co_await asio::dispatch(strand_, asio::use_awaitable);
+  if (running_) {
+    co_return Error(Errc::conflict,
+                    fmt::format("session {} is already running turn {}; a session runs one turn at a time: "
+                                "send session/cancel first, or wait for the turn to end",
+                                info_.id, running_->id));
+  }
+  auto self = shared_from_this();  // the session outlives its running turn, even if closed meanwhile
+  const TurnStart turn = begin_turn(input, std::move(cancel));
+  TurnSpanSink sink(*engine_.store, turn.id);
+  support::Tracer tracer(&sink);
+  Result<TurnOutcome> outcome = TurnOutcome{};
+  Result<void> saved = support::ok();
+  {
+    support::Span span = tracer.start("turn.run");
+    span.set_attribute("session", info_.id);
+    span.set_attribute("turn", turn.id);
+    emit(UserMessageEvent{user_text(input)});
+    if (turn.command) {
+      outcome = co_await run_command(input.text, turn.id, turn.cancel, span);
+    } else {
+      outcome = co_await run_turn(std::move(input), turn.id, turn.cancel, span);
+    }
+    if (!outcome) {
+      span.set_status(support::SpanStatus::error, outcome.error().message());
+    } else {
+      span.set_attribute("stop_reason", stop_reason_id(outcome->stop_reason));
+      if (outcome->stop_reason == StopReason::cancelled) span.set_status(support::SpanStatus::cancelled);
+    }
+    span.set_attribute("input_tokens", turn_cost_.usage.total_input_tokens());
+    span.set_attribute("output_tokens", turn_cost_.usage.output_tokens);
+    if (auto usd = turn_cost_.total_usd()) span.set_attribute("cost_usd", *usd);
+    saved = co_await end_turn(turn, outcome, span);
+  }
+  if (!saved) co_return std::move(saved).error().context("saving the turn");
+  if (outcome) outcome->turn_id = turn.id;
+  co_return outcome;
+}
+
+Session::TurnStart Session::begin_turn(const PromptInput& input, CancelToken cancel) {
+  TurnStart turn{new_id("t"), input.text, is_slash_command(input.text), {}};
+  running_.emplace(RunningTurn{turn.id, std::make_unique<support::CancelSource>(std::move(cancel))});
+  turn.cancel = running_->cancel->token();
+  events_->set_turn(turn.id);
+  checkpoints_->begin_turn(turn.id);
+  executor_->set_unverified_edits(false);
+  verify_rounds_ = 0;
+  verify_runs_ = 0;
+  turn_cost_ = CostLedger{};
+
+  storage::TurnRecord record;
+  record.id = turn.id;
+  record.session_id = info_.id;
+  record.seq = ++turn_count_;
+  record.input = input.text;
+  record.started_at_ms = support::unix_millis_now();
+  engine_.store->stream([record](storage::Connection& db) { return storage::TurnStore(db).begin(record); });
+  return turn;
+}
+
+// response.render: the turn's record closed, everything it wrote durable and delivered; only then is the
+// prompt answered (nothing is acknowledged before it is durable).
+asio::awaitable<Result<void>> Session::end_turn(const TurnStart& turn, const Result<TurnOutcome>& outcome,
+                                                support::Span& span) {
+  support::Span render = span.child("response.render");
+  std::string turn_meta;
+  {
+    support::JsonWriter w(turn_meta);
+    w.begin_object().member("model", model_spec_).member("modelRequests", turn_cost_.calls);
+    w.member("inputTokens", turn_cost_.usage.total_input_tokens())
+        .member("outputTokens", turn_cost_.usage.output_tokens);
+    w.optional_member("costUsd", turn_cost_.total_usd());
+    if (!outcome) w.member("error", outcome.error().message());
+    w.end_object();
+  }
+  const std::string stop = outcome ? std::string(stop_reason_id(outcome->stop_reason)) : std::string("error");
+  engine_.store->stream([turn_id = turn.id, stop, turn_meta = std::move(turn_meta),
+                         ended = support::unix_millis_now()](storage::Connection& db) {
+    return storage::TurnStore(db).finish(turn_id, ended, stop, turn_meta);
+  });
+  running_.reset();
+  if (!turn.command) previous_turn_cost_ = turn_cost_;
+  last_turn_id_ = turn.id;
+  events_->set_turn({});
+  if (auto changed = checkpoints_->turn_changed_files(); !changed.empty()) last_turn_changed_ = std::move(changed);
+  checkpoints_->end_turn();
+  Result<void> flushed = co_await events_->flush();
+  render.set_attribute("last_seq", events_->last_seq());
+  if (!flushed) {
+    render.set_status(support::SpanStatus::error, flushed.error().message());
+    co_return flushed;
+  }
+  if (auto error = events_->take_storage_error()) co_return *std::move(error);
+  co_return support::ok();
+}
+
+asio::awaitable<Result<TurnOutcome>> Session::run_turn(PromptInput input, std::string turn_id, CancelToken cancel,
+                                                       support::Span& span) {
+  auto context = co_await retrieve_context(input.text, cancel, span);
+  if (!context) co_return std::move(context).error().context("gathering the turn's context");
+  if (cancel.cancelled()) co_return stopped(StopReason::cancelled);
+  last_context_ = *context;
+
+  // MCP servers still starting get a bounded wait; one that failed since the last turn is said once.
+  std::string mcp_note = co_await prepare_mcp(cancel, span);
+  if (cancel.cancelled()) co_return stopped(StopReason::cancelled);
+  model::Message user = turn_message(**context, std::move(mcp_note), input);
+
+  // Older turns are summarized when this turn would not fit otherwise.
+  const auto tools = tool_definitions();
+  const std::uint64_t tool_tokens = estimate_tokens(tools);
+  {
+    const std::string pinned_system =
+        render_system_prompt(engine_.system_rules, context->get(), {}, info_.cwd, info_.additional_dirs);
+    auto compacted = co_await compact(false, estimate_tokens(pinned_system) + tool_tokens, estimate_tokens(user),
+                                      turn_id, cancel, span);
+    if (!compacted) co_return std::move(compacted).error().context("compacting the history");
+    if (cancel.cancelled()) co_return stopped(StopReason::cancelled);
+    if (compacted->cannot_fit) {
+      emit(AgentTextEvent{fmt::format("[agentd: {}]", compacted->message)});
+      co_return stopped(StopReason::max_tokens);
+    }
+  }
+
+  history_.push_back(HistoryTurn{turn_id, {}});
+  HistoryTurn& current = history_.back();
+  append(current, std::move(user), turn_id);
+  const std::string system = build_system_prompt(context->get());
+  const std::uint64_t fixed_tokens = estimate_tokens(system) + tool_tokens;
+
+  for (std::uint32_t requests = 0;; ++requests) {
+    if (cancel.cancelled()) co_return stopped(StopReason::cancelled);
+    if (requests >= settings_.limits.max_turn_requests) {
+      emit(
+          AgentTextEvent{fmt::format("\n\n[agentd: stopped after {} model requests in one turn (the limit); "
+                                     "send another prompt to continue]",
+                                     settings_.limits.max_turn_requests)});
+      co_return stopped(StopReason::max_turn_requests);
+    }
+    auto request = next_request(system, tools, fixed_tokens);
+    if (!request) {
+      emit(AgentTextEvent{request.error().message()});
+      co_return stopped(StopReason::max_tokens);
+    }
+
+    ModelResponse response = co_await call_model(std::move(*request), turn_id, cancel, span);
+    if (!response.result.ok) co_return stream_failed(response, current, turn_id, cancel);
+    if (model::Message assistant = assistant_message(response.summary); !assistant.content.empty()) {
+      append(current, std::move(assistant), turn_id);
+    }
+
+    const auto& calls = response.summary.tool_calls;
+    const model::StopReason stop = response.result.done->stop_reason;
+    if (stop == model::StopReason::max_tokens || stop == model::StopReason::refusal) {
+      // The calls of a cut or refused response are not run (a cut one's input may be incomplete), but
+      // each gets a result: a call without one makes every later request invalid to the provider.
+      if (!calls.empty()) close_unrun_calls(calls, stop == model::StopReason::max_tokens, current, turn_id);
+      co_return stopped(stop == model::StopReason::max_tokens ? StopReason::max_tokens : StopReason::refusal);
+    }
+    if (stop == model::StopReason::pause_turn) continue;  // the provider paused a long turn: resume it
+    if (calls.empty()) {
+      // The model is done. Edited files nobody verified get verify.auto's treatment; a failure in the
+      // changed code goes back to the model for another round.
+      auto feedback = co_await auto_verify(turn_id, cancel, span);
+      if (cancel.cancelled()) co_return stopped(StopReason::cancelled);
+      if (!feedback) co_return stopped(StopReason::end_turn);
+      append(current, std::move(*feedback), turn_id);
+      continue;
+    }
+
+    model::Message results{model::Role::tool, {}};
+    for (auto& r : co_await executor_->run_all(calls, cancel, span)) results.content.emplace_back(std::move(r));
+    append(current, std::move(results), turn_id);
+    if (cancel.cancelled()) co_return stopped(StopReason::cancelled);
+  }
+}
+
+// Pinned instructions, skills, facts and the workspace context package, gathered off the loop.
+asio::awaitable<Result<std::shared_ptr<const TurnContext>>> Session::retrieve_context(const std::string& input,
+                                                                                      CancelToken cancel,
+                                                                                      support::Span& span) {
+  support::Span retrieve = span.child("context.retrieve");
+  auto gathered = co_await gather_context(input, true, std::move(cancel));
+  if (!gathered) {
+    retrieve.set_status(support::SpanStatus::error, gathered.error().message());
+    co_return gathered;
+  }
+  set_retrieval_attributes(retrieve, **gathered);
+  co_return gathered;
+}
+
+// Stored as sent, so the next turn's request repeats it byte for byte and the provider's cache of the
+// conversation so far still holds.
+model::Message Session::turn_message(const TurnContext& context, std::string mcp_note, const PromptInput& input) const {
+  model::Message user{model::Role::user, {}};
+  for (auto& part : render_turn_preamble(context)) user.content.emplace_back(model::TextBlock{std::move(part)});
+  if (!mcp_note.empty()) user.content.emplace_back(model::TextBlock{std::move(mcp_note)});
+  user.content.emplace_back(model::TextBlock{user_text(input)});
+  return user;
+}
+
+// Never send what the model must reject for length: history is chosen by budget, newest first.
+Result<model::ModelRequest> Session::next_request(const std::string& system,
+                                                  const std::vector<model::ToolDefinition>& tools,
+                                                  std::uint64_t fixed_tokens) const {
+  const std::uint64_t window = model_.context_window;
+  const std::uint64_t reserve = fixed_tokens + model_.max_output_tokens;
+  const std::uint64_t budget = window > reserve ? window - reserve : 0;
+  HistorySelection selection = select_history(history_, budget);
+  if (selection.estimated_tokens > budget) {
+    return Error(
+        Errc::limit_exceeded,
+        fmt::format("[agentd: this turn no longer fits in {}'s context window: about {} tokens of history and "
+                    "tools, {} reserved for the answer, {} available. Try /compact, /clear, or a new "
+                    "session.]",
+                    model_.model, selection.estimated_tokens + fixed_tokens, model_.max_output_tokens, window));
+  }
+  if (selection.dropped_turns > 0) {
+    log::info("session {}: {} older turns left out of the request to fit the context window", info_.id,
+              selection.dropped_turns);
+  }
+  model::ModelRequest request;
+  request.system = system;
+  request.messages = std::move(selection.messages);
+  request.tools = tools;
+  return request;
+}
+
+asio::awaitable<Session::ModelResponse> Session::call_model(model::ModelRequest request, const std::string& turn_id,
+                                                            CancelToken cancel, support::Span& span) {
+  ModelResponse response;
+  model::StreamAccumulator acc;
+  auto on_event = [&](const model::ModelEvent& event) {
+    acc.add(event);
+    if (const auto* text = std::get_if<model::TextDelta>(&event)) {
+      if (!text->text.empty()) emit(AgentTextEvent{text->text});
+    } else if (const auto* thought = std::get_if<model::ThinkingDelta>(&event)) {
+      if (!thought->text.empty()) emit(AgentThoughtEvent{thought->text});
+    } else if (const auto* delta = std::get_if<model::ToolCallDelta>(&event)) {
+      if (!delta->id.empty() && !delta->name.empty() && response.announced.insert(delta->id).second) {
+        auto tool = tools_.find(delta->name);
+        emit(ToolCallStartedEvent{delta->id, delta->name, delta->name,
+                                  tool ? tool->spec().kind : tools::ToolKind::other});
+      }
+    }
+  };
+  // One client per model setting: it seeds its retry jitter once, not per call.
+  if (!client_) client_ = std::make_unique<model::ModelClient>(model_, *engine_.http, engine_.model_options);
+  response.result = co_await client_->stream(std::move(request), on_event, std::move(cancel), &span);
+  co_await asio::dispatch(strand_, asio::use_awaitable);
+  response.summary = std::move(acc).take();
+  if (response.result.done && response.result.done->usage) record_usage(*response.result.done->usage, turn_id, span);
+  co_return response;
+}
+
+Result<TurnOutcome> Session::stream_failed(const ModelResponse& response, HistoryTurn& current,
+                                           const std::string& turn_id, const CancelToken& cancel) {
+  // Keep what the user already saw: the partial text becomes the assistant's message.
+  if (!response.summary.text.empty()) {
+    append(current, model::Message{model::Role::assistant, {model::TextBlock{response.summary.text}}}, turn_id);
+  }
+  for (const auto& id : response.announced) {
+    ToolCallUpdatedEvent update;
+    update.id = id;
+    update.status = ToolCallStatus::failed;
+    update.text = cancel.cancelled() ? "cancelled" : "the model stream failed before the call was complete";
+    emit(std::move(update));
+  }
+  if (cancel.cancelled()) return stopped(StopReason::cancelled);
+  const model::ModelError& error = response.result.error.value_or(model::ModelError{});
+  return Error(Errc::unavailable,
+               fmt::format("model error ({}{}): {}", model::error_kind_name(error.kind),
+                           error.http_status != 0 ? fmt::format(", HTTP {}", error.http_status) : "", error.message),
+               error.http_status);
+}
+
+void Session::append(HistoryTurn& current, model::Message message, const std::string& turn_id) {
+  persist_message(message, turn_id);
+  current.messages.push_back(std::move(message));
+}
+
+void Session::close_unrun_calls(const std::vector<model::ToolCallDone>& calls, bool cut, HistoryTurn& current,
+                                const std::string& turn_id) {
+  const std::string why =
+      cut ? "not run: your response was cut at the output limit before it ended, so this call may be incomplete. "
+            "Make it again; split a large change (a long write_file) into smaller edits."
+          : "not run: the response that made this call ended in a refusal.";
+  model::Message tool_message{model::Role::tool, {}};
+  for (const auto& call : calls) {
+    tool_message.content.emplace_back(model::ToolResultBlock{call.id, why, true});
+    ToolCallUpdatedEvent update;
+    update.id = call.id;
+    update.status = ToolCallStatus::failed;
+    update.text = why;
+    emit(std::move(update));
+  }
+  append(current, std::move(tool_message), turn_id);
+}
+
+std::string Session::build_system_prompt(const TurnContext* context) const {
+  return render_system_prompt(engine_.system_rules, context, summary_text_, info_.cwd, info_.additional_dirs);
+}
+
+std::vector<model::ToolDefinition> Session::tool_definitions() const {
+  std::vector<model::ToolDefinition> defs;
+  for (const tools::ToolSpec* spec : tools_.specs()) {
+    defs.push_back(model::ToolDefinition{spec->name, spec->description, spec->input_schema});
+  }
+  return defs;
+}
+
+void Session::record_usage(const model::Usage& usage, const std::string& turn_id, support::Span& span) {
+  std::optional<double> cost;
+  if (auto price = model::find_price(model_.model)) cost = model::cost_usd(usage, *price);
+  session_cost_.add(usage, cost);
+  turn_cost_.add(usage, cost);
+  span.set_attribute("cost_usd", cost ? Json(*cost) : Json("unpriced"));
+
+  storage::UsageRecord record;
+  record.session_id = info_.id;
+  record.turn_id = turn_id;
+  record.provider = std::string(model::provider_name(model_.provider));
+  record.model = model_.model;
+  record.input_tokens = static_cast<std::int64_t>(usage.input_tokens);
+  record.output_tokens = static_cast<std::int64_t>(usage.output_tokens);
+  record.cache_write_tokens = static_cast<std::int64_t>(usage.cache_write_tokens);
+  record.cache_read_tokens = static_cast<std::int64_t>(usage.cache_read_tokens);
+  record.cost_usd = cost;
+  record.created_at_ms = support::unix_millis_now();
+  engine_.store->stream([record](storage::Connection& db) -> Result<void> {
+    auto id = storage::UsageStore(db).append(record);
+    if (!id) return std::move(id).error();
+    return {};
+  });
+
+  UsageEvent event;
+  event.used = usage.total_input_tokens() + usage.output_tokens;
+  event.size = model_.context_window;
+  event.session_cost_usd = session_cost_.total_usd();
+  event.call_usage = usage;
+  event.model = model_spec_;
+  emit(std::move(event));
+}
+
+}  // namespace agentd::core
