@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "core/support/text.h"
+
 namespace agentd::protocol {
 
 namespace {
@@ -21,12 +23,6 @@ bool iequals_prefix(std::string_view text, std::string_view prefix) {
     if (std::tolower(static_cast<unsigned char>(text[i])) != prefix[i]) return false;
   }
   return true;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-  return s;
 }
 
 }  // namespace
@@ -92,7 +88,7 @@ std::optional<FrameEvent> FrameDecoder::next_line() {
                         fmt::format("message exceeds the maximum frame size of {} bytes", max_frame_)};
     }
     // Blank lines separate nothing and say nothing: skip them rather than answer with an error.
-    if (trim(line).empty()) continue;
+    if (support::trim(line).empty()) continue;
     return FrameEvent{FrameEvent::Kind::message, std::string(line)};
   }
 }
@@ -130,7 +126,7 @@ std::optional<FrameEvent> FrameDecoder::next_content_length() {
     while (line_start <= headers.size()) {
       std::size_t line_end = headers.find('\n', line_start);
       if (line_end == std::string_view::npos) line_end = headers.size();
-      const std::string_view line = trim(headers.substr(line_start, line_end - line_start));
+      const std::string_view line = support::trim(headers.substr(line_start, line_end - line_start));
       line_start = line_end + 1;
       if (line.empty()) continue;
       const std::size_t colon = line.find(':');
@@ -139,7 +135,7 @@ std::optional<FrameEvent> FrameDecoder::next_content_length() {
         break;
       }
       if (iequals_prefix(line.substr(0, colon), "content-length") && colon == 14) {
-        const std::string_view value = trim(line.substr(colon + 1));
+        const std::string_view value = support::trim(line.substr(colon + 1));
         std::size_t parsed = 0;
         const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), parsed);
         if (ec != std::errc() || end != value.data() + value.size() || value.empty()) {
@@ -184,7 +180,7 @@ std::optional<FrameEvent> FrameDecoder::finish() {
   std::string_view line(buf_.data() + pos_, buf_.size() - pos_);
   pos_ = scan_ = buf_.size();
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  if (trim(line).empty()) return std::nullopt;
+  if (support::trim(line).empty()) return std::nullopt;
   return FrameEvent{FrameEvent::Kind::message, std::string(line)};
 }
 

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "core/support/text.h"
+
 namespace agentd::tools {
 namespace {
 
@@ -115,7 +117,7 @@ double line_similarity(std::string_view a, std::string_view b) {
 std::string_view utf8_cut(std::string_view text, std::size_t max_bytes) {
   if (text.size() <= max_bytes) return text;
   std::size_t cut = max_bytes;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  cut = support::utf8_floor(text, cut);
   return text.substr(0, cut);
 }
 

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "core/support/text.h"
+
 namespace agentd::tools {
 namespace {
 
@@ -41,7 +43,7 @@ std::string render_value(const Json& value) {
   if (text.size() > kMaxRenderedValue) {
     // Cut on a UTF-8 boundary so the message stays valid text.
     std::size_t cut = kMaxRenderedValue;
-    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+    cut = support::utf8_floor(text, cut);
     text.resize(cut);
     text += value.is_string() ? "...\"" : "...";
   }

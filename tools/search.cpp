@@ -21,6 +21,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "core/support/text.h"
 #include "tools/builtin/builtin_tools.h"
 
 namespace agentd::tools {
@@ -414,7 +415,7 @@ class LineCollector {
     if (text.size() > options_.max_line_bytes) {
       std::size_t cut = options_.max_line_bytes;
       // Do not split a UTF-8 sequence.
-      while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+      cut = support::utf8_floor(text, cut);
       line.cut_bytes = text.size() - cut;
       text = text.substr(0, cut);
     }

@@ -12,12 +12,12 @@
 #include <vector>
 
 #include "core/support/json.h"
+#include "core/support/text.h"
 
 namespace agentd::core::context {
 
-// The engine's estimate (core/engine/history.cpp), repeated here so this library need not link the
-// engine that links it: about four bytes per token, rounded up. Both must stay the same formula.
-constexpr std::uint64_t estimate_tokens(std::string_view text) noexcept { return (text.size() + 3) / 4; }
+// About four bytes per token: the engine's one estimate (core/support/text.h).
+using support::estimate_tokens;
 
 enum class TaskKind { bugfix, review, feature, config, question };
 std::string_view task_kind_name(TaskKind kind) noexcept;

@@ -20,6 +20,7 @@
 #include "core/context/input_terms.h"
 #include "core/context/stack_parser.h"
 #include "core/context/task_classifier.h"
+#include "core/support/text.h"
 #include "tools/ignore.h"
 #include "tools/path_guard.h"
 #include "tools/search.h"
@@ -850,7 +851,7 @@ class Retrieval {
       out += fmt::format("{}\t", n);
       if (line.size() > limits_.max_line_bytes) {
         std::size_t cut = limits_.max_line_bytes;
-        while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;  // whole UTF-8 sequences
+        cut = support::utf8_floor(line, cut);  // whole UTF-8 sequences
         out.append(line.substr(0, cut));
         out += fmt::format(" [line cut: {} more bytes]", line.size() - cut);
       } else {

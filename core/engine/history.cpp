@@ -102,8 +102,6 @@ support::Result<model::Message> message_from_json(std::string_view role, const J
   return m;
 }
 
-std::uint64_t estimate_tokens(std::string_view text) noexcept { return (text.size() + 3) / 4; }
-
 std::uint64_t estimate_tokens(const model::Message& message) noexcept {
   std::uint64_t total = 4;  // role framing
   for (const auto& block : message.content) total += block_tokens(block);

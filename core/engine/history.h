@@ -11,6 +11,7 @@
 #include "core/model/model_client.h"
 #include "core/support/json.h"
 #include "core/support/result.h"
+#include "core/support/text.h"
 
 namespace agentd::core {
 
@@ -22,7 +23,7 @@ std::string_view role_name(model::Role role) noexcept;
 
 // A rough token estimate (bytes / 4, rounded up) used before sending, when no usage is known yet.
 // Conservative for English and code; providers' counts replace it as soon as a call reports usage.
-std::uint64_t estimate_tokens(std::string_view text) noexcept;
+using support::estimate_tokens;  // of text (core/support/text.h); the overloads below build on it
 std::uint64_t estimate_tokens(const model::Message& message) noexcept;
 // What the tool definitions of a request cost: names, descriptions and schemas.
 std::uint64_t estimate_tokens(const std::vector<model::ToolDefinition>& tools);

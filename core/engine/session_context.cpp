@@ -16,6 +16,7 @@
 #include "core/model/stream_summary.h"
 #include "core/support/clock.h"
 #include "core/support/log.h"
+#include "core/support/text.h"
 #include "storage/compaction_store.h"
 #include "storage/memory_store.h"
 #include "tools/search.h"
@@ -37,7 +38,7 @@ memory::Fact to_fact(const storage::FactRecord& record) { return {record.id, rec
 std::string clip(std::string_view text, std::size_t max) {
   if (text.size() <= max) return std::string(text);
   std::size_t cut = max;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0U) == 0x80U) --cut;  // a UTF-8 boundary
+  cut = support::utf8_floor(text, cut);  // a UTF-8 boundary
   return fmt::format("{}\n[... {} more bytes]", text.substr(0, cut), text.size() - cut);
 }
 
@@ -73,12 +74,6 @@ std::uint64_t turn_tokens(const HistoryTurn& turn) {
   std::uint64_t tokens = 0;
   for (const auto& m : turn.messages) tokens += estimate_tokens(m);
   return tokens;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
 }
 
 memory::CompactionOptions compaction_options(const model::ModelConfig& model) {
@@ -305,7 +300,8 @@ asio::awaitable<std::string> Session::cmd_memory(const CommandCall& call) {
 }
 
 asio::awaitable<std::string> Session::cmd_remember(const CommandCall& call) {
-  if (trim(call.args).empty()) co_return std::string("Usage: /remember TEXT (a fact to keep for this project)");
+  if (support::trim(call.args).empty())
+    co_return std::string("Usage: /remember TEXT (a fact to keep for this project)");
   std::string text(call.args);  // named: GCC 12 destroys class temporaries passed to a coroutine twice
   auto fact = co_await remember(std::move(text));
   if (!fact) co_return "Not remembered: " + fact.error().message();
@@ -313,7 +309,7 @@ asio::awaitable<std::string> Session::cmd_remember(const CommandCall& call) {
 }
 
 asio::awaitable<std::string> Session::cmd_forget(const CommandCall& call) {
-  const std::string_view digits = trim(call.args);
+  const std::string_view digits = support::trim(call.args);
   std::int64_t id = 0;
   const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), id);
   if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size()) {

@@ -6,16 +6,11 @@
 #include <fmt/format.h>
 
 #include "core/engine/session.h"
+#include "core/support/text.h"
 
 namespace agentd::core {
 
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())) != 0) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())) != 0) s.remove_suffix(1);
-  return s;
-}
 
 std::string tokens_line(const CostLedger& ledger) {
   const auto& u = ledger.usage;
@@ -65,7 +60,7 @@ const SlashCommandInfo* find_slash_command(std::string_view name) noexcept {
 }
 
 bool is_slash_command(std::string_view text) noexcept {
-  text = trim(text);
+  text = support::trim(text);
   if (text.size() < 2 || text.front() != '/') return false;
   text.remove_prefix(1);
   for (const auto& c : slash_commands()) {
@@ -78,11 +73,11 @@ bool is_slash_command(std::string_view text) noexcept {
 }
 
 SlashCommand parse_slash_command(std::string_view text) {
-  text = trim(text);
+  text = support::trim(text);
   if (!text.empty() && text.front() == '/') text.remove_prefix(1);
   std::size_t end = 0;
   while (end < text.size() && std::isspace(static_cast<unsigned char>(text[end])) == 0) ++end;
-  return SlashCommand{std::string(text.substr(0, end)), std::string(trim(text.substr(end)))};
+  return SlashCommand{std::string(text.substr(0, end)), std::string(support::trim(text.substr(end)))};
 }
 
 std::string help_text() {

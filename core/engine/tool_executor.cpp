@@ -14,6 +14,7 @@
 #include "core/support/clock.h"
 #include "core/support/log.h"
 #include "core/support/task_group.h"
+#include "core/support/text.h"
 #include "storage/permission_store.h"
 #include "tools/json_schema.h"
 #include "tools/sha256.h"
@@ -46,7 +47,7 @@ class LiveOutput {
     // Cut at a line start where one is near, so the view does not open mid-line (or mid-character).
     std::size_t from = tail_.size() - kShownBytes;
     if (const auto nl = tail_.find('\n', from); nl != std::string::npos && nl - from < 512) from = nl + 1;
-    while (from < tail_.size() && (static_cast<unsigned char>(tail_[from]) & 0xC0) == 0x80) ++from;
+    from = support::utf8_ceil(tail_, from);
     return fmt::format("[... {} bytes before ...]\n{}", total_ - (tail_.size() - from), tail_.substr(from));
   }
 

@@ -8,6 +8,7 @@
 
 #include "core/memory/text_match.h"
 #include "core/support/json_reader.h"
+#include "core/support/text.h"
 
 namespace agentd::core::memory {
 
@@ -80,13 +81,6 @@ std::string turn_range(const std::string& first, const std::string& last, std::s
 
 // --- parsing the model's answer ------------------------------------------------------------------
 
-std::string_view trim(std::string_view s) {
-  const std::size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string_view::npos) return {};
-  const std::size_t e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
-}
-
 // Lowercase letters only, words separated by one space: "**Files  Touched:**" -> "files touched".
 std::string normalize_title(std::string_view s) {
   std::string out;
@@ -137,18 +131,18 @@ bool is_none_item(std::string_view item) {
 // A list item's text when `line` starts one ("- x", "* x", "+ x", "• x", "1. x", "1) x").
 bool list_item(std::string_view line, std::string_view* text) {
   if (line.size() >= 2 && (line[0] == '-' || line[0] == '*' || line[0] == '+') && (line[1] == ' ' || line[1] == '\t')) {
-    *text = trim(line.substr(2));
+    *text = support::trim(line.substr(2));
     return true;
   }
   if (line.substr(0, 4) == "\xE2\x80\xA2 ") {  // U+2022 BULLET
-    *text = trim(line.substr(4));
+    *text = support::trim(line.substr(4));
     return true;
   }
   std::size_t digits = 0;
   while (digits < line.size() && line[digits] >= '0' && line[digits] <= '9') ++digits;
   if (digits > 0 && digits + 1 < line.size() && (line[digits] == '.' || line[digits] == ')') &&
       (line[digits + 1] == ' ' || line[digits + 1] == '\t')) {
-    *text = trim(line.substr(digits + 2));
+    *text = support::trim(line.substr(digits + 2));
     return true;
   }
   return false;
@@ -167,12 +161,12 @@ bool heading(std::string_view line, Heading* out) {
     while (hashes < line.size() && line[hashes] == '#') ++hashes;
     // As in markdown, a space follows the hashes: "#include <x>" is text, not a heading.
     if (hashes > 6 || (hashes < line.size() && line[hashes] != ' ' && line[hashes] != '\t')) return false;
-    std::string_view rest = trim(line.substr(hashes));
+    std::string_view rest = support::trim(line.substr(hashes));
     // "## Goals:" and "## **Goals**" are the same heading.
     std::string title(rest);
     std::erase(title, '*');
     while (!title.empty() && title.back() == ':') title.pop_back();
-    out->title = std::string(trim(title));
+    out->title = std::string(support::trim(title));
     out->inline_text.clear();
     return !out->title.empty();
   }
@@ -180,10 +174,10 @@ bool heading(std::string_view line, Heading* out) {
     if (line.substr(0, 2) != mark) continue;
     const std::size_t close = line.find(mark, 2);
     if (close == std::string_view::npos) return false;
-    std::string_view title = trim(line.substr(2, close - 2));
-    std::string_view rest = trim(line.substr(close + 2));
-    if (!title.empty() && title.back() == ':') title = trim(title.substr(0, title.size() - 1));
-    if (!rest.empty() && rest.front() == ':') rest = trim(rest.substr(1));
+    std::string_view title = support::trim(line.substr(2, close - 2));
+    std::string_view rest = support::trim(line.substr(close + 2));
+    if (!title.empty() && title.back() == ':') title = support::trim(title.substr(0, title.size() - 1));
+    if (!rest.empty() && rest.front() == ':') rest = support::trim(rest.substr(1));
     bool known = false;
     section_for(normalize_title(title), &known);
     // A bold phrase that opens ordinary text is not a heading unless it names a section or stands alone.
@@ -200,7 +194,7 @@ bool heading(std::string_view line, Heading* out) {
     body = item;
   }
   const std::size_t colon = body.find(':');
-  std::string_view title = trim(colon == std::string_view::npos ? body : body.substr(0, colon));
+  std::string_view title = support::trim(colon == std::string_view::npos ? body : body.substr(0, colon));
   if (title.size() > 40) return false;
   bool known = false;
   const std::string normalized = normalize_title(title);
@@ -213,7 +207,8 @@ bool heading(std::string_view line, Heading* out) {
   const auto words = static_cast<std::size_t>(std::count(normalized.begin(), normalized.end(), ' ')) + 1;
   if (colon != std::string_view::npos && !exact && (body.size() > colon + 1 || words > 3)) return false;
   out->title = std::string(title);
-  out->inline_text = colon == std::string_view::npos ? std::string() : std::string(trim(body.substr(colon + 1)));
+  out->inline_text =
+      colon == std::string_view::npos ? std::string() : std::string(support::trim(body.substr(colon + 1)));
   return true;
 }
 
@@ -231,7 +226,7 @@ std::string_view strip_fence(std::string_view text) {
   std::string_view body = text.substr(first_line + 1);
   const std::size_t close = body.rfind("```");
   if (close != std::string_view::npos) body = body.substr(0, close);
-  return trim(body);
+  return support::trim(body);
 }
 
 // A JSON value's items: strings as they are, a string with lines split, objects as "k: v; k: v".
@@ -247,14 +242,14 @@ void json_items(const Json& value, std::vector<std::string>& out) {
   };
   if (value.is_array()) {
     for (const Json& v : value.as_array()) {
-      std::string item(trim(one(v)));
+      std::string item(support::trim(one(v)));
       if (!is_none_item(item)) out.push_back(std::move(item));
     }
   } else if (value.is_string()) {
     std::string_view rest = value.as_string();
     while (!rest.empty()) {
       const std::size_t nl = rest.find('\n');
-      std::string_view line = trim(rest.substr(0, nl));
+      std::string_view line = support::trim(rest.substr(0, nl));
       rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
       std::string_view item_text;
       if (list_item(line, &item_text)) line = item_text;
@@ -303,7 +298,7 @@ void parse_markdown_summary(std::string_view text, ParsedSummary& out, std::vect
     rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
     if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
     const bool indented = !raw.empty() && (raw[0] == ' ' || raw[0] == '\t');
-    std::string_view line = trim(raw);
+    std::string_view line = support::trim(raw);
     if (line.empty()) {
       in_item = false;
       continue;
@@ -554,7 +549,7 @@ bool CompactionSummary::empty() const noexcept {
 }
 
 support::Result<ParsedSummary> parse_summary(std::string_view model_text) {
-  std::string_view text = trim(model_text);
+  std::string_view text = support::trim(model_text);
   if (text.empty()) return Error(Errc::parse_error, "the model's summary was empty: nothing to compact with");
   text = strip_fence(text);
 
@@ -637,7 +632,7 @@ std::string render_summary(const CompactionSummary& summary, const SummaryScope&
   if (estimate_tokens(text) > max_tokens) {
     // Even the headings do not fit: a hard cut, at a character boundary.
     std::size_t at = static_cast<std::size_t>(std::min<std::uint64_t>(text.size(), max_tokens * 4));
-    while (at > 0 && at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) --at;
+    at = support::utf8_floor(text, at);
     text.resize(at);
   }
   return text;

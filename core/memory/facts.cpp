@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/memory/text_match.h"
+#include "core/support/text.h"
 
 namespace agentd::core::memory {
 
@@ -102,7 +103,8 @@ support::Result<std::string> normalize_fact_text(std::string_view text, std::siz
                                                      "shorten it, or put long instructions in AGENTS.md",
                                                      max_bytes, trimmed.size()));
   }
-  if (!valid_utf8(trimmed)) return Error(Errc::invalid_argument, "a remembered fact must be valid UTF-8 text");
+  if (!support::is_valid_utf8(trimmed))
+    return Error(Errc::invalid_argument, "a remembered fact must be valid UTF-8 text");
   return std::string(trimmed);
 }
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/memory/text_match.h"
+#include "core/support/text.h"
 
 namespace agentd::core::memory {
 
@@ -24,7 +25,7 @@ std::size_t cut_point(std::string_view text, std::size_t limit) {
   const std::size_t newline = text.rfind('\n', limit == 0 ? 0 : limit - 1);
   if (newline != std::string_view::npos && newline + 1 >= limit - limit / 4) return newline + 1;
   std::size_t at = limit;
-  while (at > 0 && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) --at;
+  at = support::utf8_floor(text, at);
   return at;
 }
 

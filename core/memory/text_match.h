@@ -1,4 +1,4 @@
-// Plain-text relevance shared by skill and fact selection: a local token estimate, terms (lowercased,
+// Plain-text relevance shared by skill and fact selection: terms (lowercased,
 // stemmed, stop words dropped), and a small explainable score of documents against an input, so
 // /skills and /memory can say which words made something relevant.
 #pragma once
@@ -8,13 +8,11 @@
 #include <string_view>
 #include <vector>
 
+#include "core/support/text.h"
+
 namespace agentd::core::memory {
 
-// Bytes / 4, rounded up: the same rough rule as core/engine/history.h's estimate_tokens (this library is
-// linked into agentd_core, so it cannot call that one). Conservative for English and code.
-std::uint64_t estimate_tokens(std::string_view text) noexcept;
-// Well-formed UTF-8 (no overlong forms, surrogates or values past U+10FFFF): what may go into a request.
-bool valid_utf8(std::string_view text) noexcept;
+using support::estimate_tokens;  // core/support/text.h: the engine's one token estimate
 
 // The words of `text`: runs of ASCII letters and digits (bytes >= 0x80 count as letters, so UTF-8 words
 // stay whole), split at camelCase humps, lowercased; words shorter than 2 bytes and stop words dropped;

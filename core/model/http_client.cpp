@@ -41,6 +41,7 @@
 
 #include "core/support/clock.h"
 #include "core/support/log.h"
+#include "core/support/text.h"
 
 namespace agentd::core::model {
 
@@ -76,12 +77,6 @@ bool iequals(std::string_view a, std::string_view b) noexcept {
     if (ascii_lower(a[i]) != ascii_lower(b[i])) return false;
   }
   return true;
-}
-
-std::string_view trim(std::string_view s) noexcept {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
 }
 
 std::optional<std::uint16_t> parse_port(std::string_view s) noexcept {
@@ -267,7 +262,7 @@ std::string Url::authority() const {
 }
 
 Result<Url> parse_url(std::string_view text) {
-  text = trim(text);
+  text = support::trim(text, " \t");
   const std::size_t scheme_end = text.find("://");
   if (scheme_end == std::string_view::npos) return support::make_error(Errc::invalid_argument, "no scheme in URL");
   Url url;
@@ -338,7 +333,7 @@ std::vector<std::string> split_no_proxy(std::string_view value) {
 bool no_proxy_matches(const std::vector<std::string>& entries, std::string_view host_in, std::uint16_t port) {
   const std::string host = lower(host_in);
   for (const std::string& raw : entries) {
-    std::string_view entry = trim(raw);
+    std::string_view entry = support::trim(raw, " \t");
     if (entry.empty()) continue;
     if (entry == "*") return true;
     std::optional<std::uint16_t> entry_port;
@@ -373,7 +368,7 @@ ProxyConfig ProxyConfig::from_lookup(const std::function<const char*(const char*
   auto get = [&](const char* lower_name, const char* upper_name) -> std::string {
     const char* value = lookup(lower_name);
     if (value == nullptr || *value == '\0') value = lookup(upper_name);
-    return value != nullptr ? std::string(trim(value)) : std::string();
+    return value != nullptr ? std::string(support::trim(value, " \t")) : std::string();
   };
   auto proxy_url = [](const std::string& value, const char* name) -> std::optional<Url> {
     if (value.empty()) return std::nullopt;

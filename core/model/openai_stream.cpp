@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/model/json_access.h"
+#include "core/support/text.h"
 
 namespace agentd::core::model {
 
@@ -18,20 +19,15 @@ using support::Json;
 
 namespace {
 
-std::string_view trim(std::string_view s) {
-  const std::size_t first = s.find_first_not_of(" \t\r\n");
-  // Empty, but still pointing into s: parse_json passes the pointer to memcpy, which must not get null.
-  if (first == std::string_view::npos) return s.substr(s.size());
-  return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
-}
-
 // True when `text` is one whole JSON value: a call whose arguments are complete cannot take more.
-bool is_complete_json(std::string_view text) { return !trim(text).empty() && support::parse_json(text).has_value(); }
+bool is_complete_json(std::string_view text) {
+  return !support::trim(text).empty() && support::parse_json(text).has_value();
+}
 
 }  // namespace
 
 void OpenAiChatStream::on_event(const SseEvent& event, std::vector<ModelEvent>& out) {
-  const std::string_view payload = trim(event.data);
+  const std::string_view payload = support::trim(event.data);
   if (payload == "[DONE]") {
     finish_message(out);
     return;

@@ -12,6 +12,7 @@
 #include "core/model/openai_stream.h"
 #include "core/model/stream_decoder.h"
 #include "core/support/json.h"
+#include "core/support/text.h"
 
 namespace agentd::core::model {
 
@@ -21,14 +22,6 @@ namespace {
 
 constexpr std::size_t kMessageExcerpt = 200;
 constexpr double kMaxRetryAfterSeconds = 7 * 24 * 3600.0;  // anything longer is nonsense; treat as unparsable
-
-std::string_view trim(std::string_view s) noexcept {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
 
 // A non-negative decimal number, "17" or "1.5", and nothing else.
 std::optional<double> parse_decimal(std::string_view s) noexcept {
@@ -93,7 +86,7 @@ std::optional<ModelError> error_from_body(std::string_view body) {
 }
 
 std::string excerpt(std::string_view body) {
-  body = trim(body);
+  body = support::trim(body);
   if (body.size() <= kMessageExcerpt) return std::string(body);
   return std::string(body.substr(0, kMessageExcerpt)) + "...";
 }
@@ -122,7 +115,7 @@ RetryDecision decide_retry(const RetryPolicy& policy, int attempt, const ModelEr
 }
 
 std::optional<milliseconds> parse_retry_after(std::string_view value, std::chrono::system_clock::time_point now) {
-  value = trim(value);
+  value = support::trim(value);
   if (auto seconds = parse_decimal(value)) {
     if (*seconds > kMaxRetryAfterSeconds) return std::nullopt;
     return milliseconds(static_cast<std::int64_t>(std::ceil(*seconds * 1000)));
@@ -139,7 +132,7 @@ std::optional<milliseconds> parse_retry_after(std::string_view value, std::chron
 std::optional<milliseconds> retry_after_from_headers(const HttpHeaders& headers,
                                                      std::chrono::system_clock::time_point now) {
   if (const std::string* ms = find_header(headers, "retry-after-ms")) {
-    if (auto value = parse_decimal(trim(*ms)); value && *value <= kMaxRetryAfterSeconds * 1000) {
+    if (auto value = parse_decimal(support::trim(*ms)); value && *value <= kMaxRetryAfterSeconds * 1000) {
       return milliseconds(static_cast<std::int64_t>(std::ceil(*value)));
     }
   }
@@ -190,7 +183,7 @@ ModelError model_error_from_http(int status, const HttpHeaders& headers, std::st
   if (auto wait = retry_after_from_headers(headers, now)) error.retry_after = wait;
   // Anthropic (and OpenAI) say explicitly whether a retry can help; their word beats our guess.
   if (const std::string* should = find_header(headers, "x-should-retry")) {
-    const std::string_view v = trim(*should);
+    const std::string_view v = support::trim(*should);
     if (v == "true") error.retryable = !no_quota;
     if (v == "false") error.retryable = false;
   }

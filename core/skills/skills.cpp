@@ -8,6 +8,7 @@
 
 #include "core/memory/instructions.h"
 #include "core/memory/text_match.h"
+#include "core/support/text.h"
 
 namespace agentd::core::skills {
 
@@ -32,13 +33,6 @@ bool iequals(std::string_view a, std::string_view b) noexcept {
     if (lower(a[i]) != lower(b[i])) return false;
   }
   return true;
-}
-
-std::string_view trim(std::string_view s) noexcept {
-  const std::size_t b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string_view::npos) return {};
-  const std::size_t e = s.find_last_not_of(" \t\r\n");
-  return s.substr(b, e - b + 1);
 }
 
 bool valid_name(std::string_view name) noexcept {
@@ -72,9 +66,9 @@ Error line_error(std::size_t number, std::string_view message) {
 // A plain scalar's text: ` #` starts a comment.
 std::string_view strip_comment(std::string_view s) noexcept {
   for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '#' && (i == 0 || s[i - 1] == ' ' || s[i - 1] == '\t')) return trim(s.substr(0, i));
+    if (s[i] == '#' && (i == 0 || s[i - 1] == ' ' || s[i - 1] == '\t')) return support::trim(s.substr(0, i));
   }
-  return trim(s);
+  return support::trim(s);
 }
 
 void append_utf8(std::string& out, std::uint32_t cp) {
@@ -179,7 +173,7 @@ Result<std::string> quoted_scalar(std::string_view first, const std::vector<Line
       return line_error(start_line, fmt::format("`{}`: the {} quote opened here is never closed", key,
                                                 quote == '"' ? "double" : "single"));
     }
-    const std::string_view next = trim(lines[*i].text);
+    const std::string_view next = support::trim(lines[*i].text);
     if (!joined) {
       while (!out.empty() && (out.back() == ' ' || out.back() == '\t')) out.pop_back();
       if (next.empty()) {
@@ -281,14 +275,14 @@ Result<FrontMatter> parse_front_matter(const std::vector<Line>& lines, std::size
       return line_error(lines[i].number, "an indented line or list item that belongs to no key");
     }
     const std::size_t colon = t.find(':');
-    std::string_view key = colon == std::string_view::npos ? std::string_view() : trim(t.substr(0, colon));
+    std::string_view key = colon == std::string_view::npos ? std::string_view() : support::trim(t.substr(0, colon));
     const bool key_ok = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
       return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
     });
     if (!key_ok || (colon + 1 < t.size() && t[colon + 1] != ' ' && t[colon + 1] != '\t')) {
-      return line_error(lines[i].number, fmt::format("expected `key: value`, found `{}`", trim(t)));
+      return line_error(lines[i].number, fmt::format("expected `key: value`, found `{}`", support::trim(t)));
     }
-    const std::string_view value = trim(t.substr(colon + 1));
+    const std::string_view value = support::trim(t.substr(colon + 1));
     const bool is_name = key == "name";
     const bool is_description = key == "description";
     if (!is_name && !is_description) {
@@ -336,7 +330,7 @@ Result<FrontMatter> parse_front_matter(const std::vector<Line>& lines, std::size
         ++i;
       }
     }
-    std::string trimmed(trim(text));
+    std::string trimmed(support::trim(text));
     if (is_name) {
       fm.name = std::move(trimmed);
       fm.name_line = key_line;
@@ -431,7 +425,7 @@ std::vector<std::string> SkillSelection::selected_names() const {
 
 Result<Skill> parse_skill(std::string_view text, std::string path, SkillSource source) {
   if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // a UTF-8 byte order mark
-  if (!memory::valid_utf8(text)) {
+  if (!support::is_valid_utf8(text)) {
     return Error(Errc::invalid_argument, "the file is not valid UTF-8 text");
   }
   std::vector<std::size_t> line_ends;
@@ -463,7 +457,7 @@ Result<Skill> parse_skill(std::string_view text, std::string path, SkillSource s
   skill.name = std::move(*fm->name);
   skill.description = std::move(*fm->description);
   skill.body = std::string(text.substr(line_ends[close]));
-  if (trim(skill.body).empty()) {
+  if (support::trim(skill.body).empty()) {
     return line_error(lines[close].number, "the procedure (the text after the front matter) is empty");
   }
   skill.path = std::move(path);
@@ -576,7 +570,7 @@ std::optional<SkillInvocation> parse_skill_invocation(const SkillCatalog& catalo
   while (end < s.size() && s[end] != ' ' && s[end] != '\t' && s[end] != '\r' && s[end] != '\n') ++end;
   const Skill* skill = catalog.find(s.substr(1, end - 1));
   if (skill == nullptr) return std::nullopt;
-  return SkillInvocation{skill->name, std::string(trim(s.substr(end)))};
+  return SkillInvocation{skill->name, std::string(support::trim(s.substr(end)))};
 }
 
 SkillSelection select_skills(const SkillCatalog& catalog, std::string_view input,

@@ -10,15 +10,14 @@
 #include <string_view>
 #include <vector>
 
+#include "core/support/text.h"
+
 namespace agentd::support {
 
 class Json;
 
 // Appends `text` to `out` as the body of a JSON string (without the surrounding quotes).
 void append_json_escaped(std::string& out, std::string_view text);
-
-// True when `text` is well-formed UTF-8 (no overlongs, no surrogates, nothing above U+10FFFF).
-bool is_valid_utf8(std::string_view text) noexcept;
 
 class JsonWriter {
  public:

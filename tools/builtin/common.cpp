@@ -81,13 +81,6 @@ std::size_t changed_lines(std::string_view before, std::string_view after) {
   return changed == 0 && before != after ? 1 : changed;
 }
 
-std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes) {
-  if (text.size() <= max_bytes) return text;
-  std::size_t cut = max_bytes;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  return text.substr(0, cut);
-}
-
 WalkOptions walk_options(const PathGuard& guard, const std::filesystem::path& root, const ToolContext& context) {
   WalkOptions options;
   options.denied = guard.denied();

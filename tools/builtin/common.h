@@ -11,6 +11,7 @@
 
 #include "core/support/json.h"
 #include "core/support/result.h"
+#include "core/support/text.h"
 #include "tools/path_guard.h"
 #include "tools/tool.h"
 #include "tools/walk.h"
@@ -40,8 +41,7 @@ std::vector<std::string_view> split_lines(std::string_view text);
 // Lines that differ between two texts, after the common leading and trailing lines are set aside: the
 // larger of the two differing middles. An estimate for summaries, not a diff.
 std::size_t changed_lines(std::string_view before, std::string_view after);
-// `text` cut to at most `max_bytes` without splitting a UTF-8 sequence.
-std::string_view utf8_prefix(std::string_view text, std::size_t max_bytes);
+using support::utf8_prefix;
 
 // A tool whose input names one file in `path` (read_file, edit_file, write_file): the client sees
 // "<verb> <path>" as its title and the resolved path as its location before it runs.

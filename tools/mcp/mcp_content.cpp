@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/support/text.h"
 #include "tools/process.h"
 
 namespace agentd::tools::mcp {
@@ -35,7 +36,7 @@ std::string one_line(std::string_view text) {
   std::string line(text.substr(0, end));
   if (line.size() > kMaxSummary) {
     std::size_t cut = kMaxSummary;
-    while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;  // keep UTF-8 whole
+    cut = support::utf8_floor(line, cut);  // keep UTF-8 whole
     line.resize(cut);
     line += "...";
   }

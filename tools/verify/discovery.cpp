@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "core/support/text.h"
 #include "tools/shell_command.h"
 
 namespace agentd::tools::verify {
@@ -59,12 +60,6 @@ std::vector<std::string_view> lines_of(std::string_view text) {
     text.remove_prefix(end + 1);
   }
   return lines;
-}
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())) != 0) text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())) != 0) text.remove_suffix(1);
-  return text;
 }
 
 std::string lower(std::string_view text) {
@@ -387,15 +382,15 @@ void discover_make(const fs::path& dir, const fs::path& workspace, Discovery& ou
 // ---- README ----
 
 bool is_testing_heading(std::string_view heading) {
-  const std::string h = lower(trim(heading));
+  const std::string h = lower(support::trim(heading));
   return h.starts_with("test") || contains(h, "testing") || contains(h, "running tests") || contains(h, "run tests") ||
          contains(h, "running the tests") || contains(h, "run the tests");
 }
 
 // Lines that are shell commands in a README code block: prompts stripped, comments and blanks dropped.
 std::optional<std::string> readme_command(std::string_view line) {
-  line = trim(line);
-  if (line.starts_with("$ ") || line.starts_with("> ") || line.starts_with("% ")) line = trim(line.substr(2));
+  line = support::trim(line);
+  if (line.starts_with("$ ") || line.starts_with("> ") || line.starts_with("% ")) line = support::trim(line.substr(2));
   if (line.empty() || line.front() == '#' || line.starts_with("//")) return std::nullopt;
   return std::string(line);
 }
@@ -421,15 +416,15 @@ void discover_readme(const fs::path& dir, const fs::path& workspace, Discovery& 
       while (hashes < line.size() && line[hashes] == '#') ++hashes;
       if (hashes <= 6 && (hashes == line.size() || line[hashes] == ' ')) {
         *level = static_cast<int>(hashes);
-        return trim(line.substr(hashes));
+        return support::trim(line.substr(hashes));
       }
     }
-    if (i + 1 < lines.size() && !trim(line).empty()) {
-      const std::string_view under = trim(lines[i + 1]);
+    if (i + 1 < lines.size() && !support::trim(line).empty()) {
+      const std::string_view under = support::trim(lines[i + 1]);
       if (under.size() >= 3 && std::all_of(under.begin(), under.end(), [&](char c) { return c == under[0]; }) &&
           (under[0] == '=' || under[0] == '-' || under[0] == '~' || under[0] == '^')) {
         *level = under[0] == '=' ? 1 : under[0] == '-' ? 2 : 3;
-        return trim(line);
+        return support::trim(line);
       }
     }
     return std::nullopt;
@@ -449,11 +444,11 @@ void discover_readme(const fs::path& dir, const fs::path& workspace, Discovery& 
       const std::string_view line = lines[j];
       int inner_level = 0;
       if (!in_fence && heading_at(j, &inner_level) && inner_level <= level && j != i + 1) break;
-      const std::string_view trimmed = trim(line);
+      const std::string_view trimmed = support::trim(line);
       if (trimmed.starts_with("```") || trimmed.starts_with("~~~")) {
         in_fence = !in_fence;
         if (in_fence) {
-          const std::string lang = lower(trim(trimmed.substr(3)));
+          const std::string lang = lower(support::trim(trimmed.substr(3)));
           fence_is_shell = lang.empty() || lang == "sh" || lang == "bash" || lang == "shell" || lang == "console" ||
                            lang == "shell-session" || lang == "zsh" || lang == "text";
         }
@@ -785,7 +780,7 @@ std::string cargo_package_name(const fs::path& dir) {
   if (!text) return {};
   bool in_package = false;
   for (std::string_view line : lines_of(*text)) {
-    line = trim(line);
+    line = support::trim(line);
     if (line.starts_with('[')) {
       in_package = line == "[package]";
       continue;

@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "core/support/text.h"
+
 // The rankers below are ladders of "this kind of line gets that rank": several rungs share a rank on
 // purpose, one rung per pattern, so branch-clone findings are expected here.
 // NOLINTBEGIN(bugprone-branch-clone)
@@ -25,12 +27,6 @@ constexpr int kContext = 3;  // stacks, code frames, progress that places a fail
 constexpr int kDrop = 9;
 
 constexpr std::size_t kMaxLineBytes = 400;
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())) != 0) text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())) != 0) text.remove_suffix(1);
-  return text;
-}
 
 bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
 
@@ -86,7 +82,7 @@ bool has_location(std::string_view line) {
 
 // Compiler and build-tool errors, shown whatever the runner: a test command often builds first.
 bool is_build_error(std::string_view line) {
-  const std::string_view t = trim(line);
+  const std::string_view t = support::trim(line);
   return contains(line, ": error:") || contains(line, ": fatal error:") || t.starts_with("error[E") ||
          t.starts_with("error:") || t.starts_with("FAILED: ") || t.starts_with("ninja: build stopped") ||
          contains(line, "make: ***") || contains(line, "make[") || contains(line, "undefined reference to") ||
@@ -137,7 +133,7 @@ void add_counts(TestCounts& counts, const std::vector<std::pair<std::int64_t, st
 
 // "# tests 3" (TAP) or "ℹ tests 3" (spec reporter): the word and number after the marker.
 std::optional<std::pair<std::string_view, std::int64_t>> node_counter(std::string_view line) {
-  line = trim(line);
+  line = support::trim(line);
   if (line.starts_with("# ")) {
     line.remove_prefix(2);
   } else if (line.starts_with("\u2139 ")) {
@@ -147,7 +143,7 @@ std::optional<std::pair<std::string_view, std::int64_t>> node_counter(std::strin
   }
   const std::size_t space = line.find(' ');
   if (space == std::string_view::npos) return std::nullopt;
-  const std::string_view number = trim(line.substr(space + 1));
+  const std::string_view number = support::trim(line.substr(space + 1));
   if (!is_digits(number)) return std::nullopt;
   return std::make_pair(line.substr(0, space), to_int(number));
 }
@@ -161,9 +157,9 @@ void rank_pytest(const std::vector<std::string_view>& lines, Ranks& ranks) {
   Section section = Section::none;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string_view line = lines[i];
-    const std::string_view t = trim(line);
+    const std::string_view t = support::trim(line);
     if (t.starts_with("===") && t.ends_with("===")) {
-      const std::string_view title = trim(
+      const std::string_view title = support::trim(
           std::string_view(t).substr(t.find_first_not_of('='), t.find_last_not_of('=') - t.find_first_not_of('=') + 1));
       if (title == "FAILURES" || title == "ERRORS") {
         section = Section::failures;
@@ -221,7 +217,7 @@ void rank_gtest_ctest(const std::vector<std::string_view>& lines, Ranks& ranks) 
   bool in_failed_list = false;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string_view line = lines[i];
-    const std::string_view t = trim(line);
+    const std::string_view t = support::trim(line);
     if (line.starts_with("[")) in_assertion = false;
     if (in_failed_list) {
       if (!t.empty() && (line.starts_with('\t') || line.starts_with(' '))) {
@@ -279,7 +275,7 @@ void rank_node_test(const std::vector<std::string_view>& lines, Ranks& ranks) {
   bool recap = false;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string_view line = lines[i];
-    const std::string_view t = trim(line);
+    const std::string_view t = support::trim(line);
     const std::size_t indent = indent_of(line);
     if (block_indent != std::string_view::npos) {
       if (t == "..." && indent <= block_indent + 2) {
@@ -329,7 +325,7 @@ void rank_node_test(const std::vector<std::string_view>& lines, Ranks& ranks) {
     if (t.starts_with("not ok ")) {
       ranks[i] = kSummary;
       // The YAML block that follows is indented two more than the "not ok" line.
-      if (i + 1 < lines.size() && trim(lines[i + 1]) == "---") {
+      if (i + 1 < lines.size() && support::trim(lines[i + 1]) == "---") {
         block_indent = indent_of(lines[i + 1]);
         key_indent = block_indent;
         block_rank = kDrop;
@@ -362,7 +358,7 @@ void rank_jest(const std::vector<std::string_view>& lines, Ranks& ranks) {
   bool location_taken = false;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string_view line = lines[i];
-    const std::string_view t = trim(line);
+    const std::string_view t = support::trim(line);
     if (t.starts_with("FAIL ")) {
       ranks[i] = kSummary;
       in_failure = false;
@@ -421,7 +417,7 @@ void rank_vitest(const std::vector<std::string_view>& lines, Ranks& ranks) {
   bool in_failure = false;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string_view line = lines[i];
-    const std::string_view t = trim(line);
+    const std::string_view t = support::trim(line);
     if (t.starts_with("Test Files ") || t.starts_with("Tests ") || t.starts_with("No test files found") ||
         t.starts_with("Errors ")) {
       ranks[i] = kSummary;
@@ -458,7 +454,7 @@ void rank_vitest(const std::vector<std::string_view>& lines, Ranks& ranks) {
     if (t.starts_with("\u23af")) continue;  // ⎯⎯⎯[1/1]⎯ separators
     const std::size_t bar = t.find('|');
     if (bar != std::string_view::npos && bar < 6 &&
-        (is_digits(trim(t.substr(0, bar))) || trim(t.substr(0, bar)).empty())) {
+        (is_digits(support::trim(t.substr(0, bar))) || support::trim(t.substr(0, bar)).empty())) {
       ranks[i] = kContext;  // code frame
       continue;
     }
@@ -471,7 +467,7 @@ void rank_go_test(const std::vector<std::string_view>& lines, Ranks& ranks) {
   bool in_panic = false;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string_view line = lines[i];
-    const std::string_view t = trim(line);
+    const std::string_view t = support::trim(line);
     if (t.starts_with("--- FAIL:")) {
       ranks[i] = kSummary;
       in_failure = true;
@@ -528,7 +524,7 @@ void rank_cargo_test(const std::vector<std::string_view>& lines, Ranks& ranks) {
   int code_lines = 0;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string_view line = lines[i];
-    const std::string_view t = trim(line);
+    const std::string_view t = support::trim(line);
     if (t.starts_with("test ") && t.ends_with(" FAILED")) {
       ranks[i] = kSummary;
       continue;
@@ -580,7 +576,7 @@ void rank_cargo_test(const std::vector<std::string_view>& lines, Ranks& ranks) {
           ranks[i] = kContext;
         } else if (std::isdigit(static_cast<unsigned char>(t.front())) != 0 && contains(t, ": ")) {
           // A backtrace frame name: shown only when the next line places it in the project.
-          if (i + 1 < lines.size() && trim(lines[i + 1]).starts_with("at ./")) ranks[i] = kContext;
+          if (i + 1 < lines.size() && support::trim(lines[i + 1]).starts_with("at ./")) ranks[i] = kContext;
         } else {
           ranks[i] = kDetail;  // what the test printed
         }
@@ -620,7 +616,7 @@ void rank_generic(const std::vector<std::string_view>& lines, Ranks& ranks) {
   // The last lines of a run usually say how it ended.
   int taken = 0;
   for (std::size_t i = lines.size(); i > 0 && taken < 5; --i) {
-    if (trim(lines[i - 1]).empty()) continue;
+    if (support::trim(lines[i - 1]).empty()) continue;
     ranks[i - 1] = std::min(ranks[i - 1], kSummary);
     ++taken;
   }
@@ -641,7 +637,7 @@ void rank_build_errors(const std::vector<std::string_view>& lines, Ranks& ranks)
     }
     if (contains(lines[i], ": error:") || contains(lines[i], ": fatal error:")) {
       for (std::size_t j = i + 1; j < lines.size() && j <= i + 3; ++j) {
-        const std::string_view t = trim(lines[j]);
+        const std::string_view t = support::trim(lines[j]);
         if (t.empty() || is_build_error(lines[j]) || has_location(lines[j])) break;
         ranks[j] = std::min(ranks[j], kContext);  // "    5 | int broken() ..." and the caret
       }
@@ -659,7 +655,7 @@ RunnerKind effective_runner(RunnerKind runner, std::string_view output) {
 std::string cut_line(std::string_view line) {
   if (line.size() <= kMaxLineBytes) return std::string(line);
   std::size_t end = kMaxLineBytes;
-  while (end > 0 && (static_cast<unsigned char>(line[end]) & 0xC0) == 0x80) --end;  // keep UTF-8 whole
+  end = support::utf8_floor(line, end);  // keep UTF-8 whole
   return fmt::format("{} [... {} bytes cut]", line.substr(0, end), line.size() - end);
 }
 
@@ -737,11 +733,11 @@ std::optional<TestCounts> parse_summary(RunnerKind runner, std::string_view raw)
   switch (runner) {
     case RunnerKind::pytest: {
       for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
-        std::string_view t = trim(*it);
+        std::string_view t = support::trim(*it);
         const std::size_t first = t.find_first_not_of('=');
         const std::size_t last = t.find_last_not_of('=');
         if (first == std::string_view::npos) continue;
-        t = trim(t.substr(first, last - first + 1));
+        t = support::trim(t.substr(first, last - first + 1));
         if (t.starts_with("no tests ran")) {
           counts.no_tests = true;
           return counts;
@@ -761,7 +757,7 @@ std::optional<TestCounts> parse_summary(RunnerKind runner, std::string_view raw)
     }
     case RunnerKind::gtest_ctest: {
       for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
-        const std::string_view t = trim(*it);
+        const std::string_view t = support::trim(*it);
         if (t.starts_with("No tests were found")) {
           counts.no_tests = true;
           return counts;
@@ -772,7 +768,7 @@ std::optional<TestCounts> parse_summary(RunnerKind runner, std::string_view raw)
         const auto pairs = counts_in(t.substr(mark));
         const std::size_t out_of = t.rfind("out of ");
         if (pairs.empty() || out_of == std::string_view::npos) continue;
-        const std::int64_t total = to_int(trim(t.substr(out_of + 7)));
+        const std::int64_t total = to_int(support::trim(t.substr(out_of + 7)));
         counts.failed = pairs.front().first;
         counts.passed = total - counts.failed;
         counts.no_tests = total == 0;
@@ -815,7 +811,7 @@ std::optional<TestCounts> parse_summary(RunnerKind runner, std::string_view raw)
     }
     case RunnerKind::jest: {
       for (const auto& line : lines) {
-        const std::string_view t = trim(line);
+        const std::string_view t = support::trim(line);
         if (t.starts_with("No tests found")) {
           counts.no_tests = true;
           return counts;
@@ -830,7 +826,7 @@ std::optional<TestCounts> parse_summary(RunnerKind runner, std::string_view raw)
     }
     case RunnerKind::vitest: {
       for (const auto& line : lines) {
-        const std::string_view t = trim(line);
+        const std::string_view t = support::trim(line);
         if (t.starts_with("No test files found")) {
           counts.no_tests = true;
           return counts;
@@ -846,7 +842,7 @@ std::optional<TestCounts> parse_summary(RunnerKind runner, std::string_view raw)
     case RunnerKind::go_test: {
       std::int64_t test_pass = 0, test_fail = 0, test_skip = 0, pkg_ok = 0, pkg_fail = 0, no_files = 0, no_run = 0;
       for (const auto& line : lines) {
-        const std::string_view t = trim(line);
+        const std::string_view t = support::trim(line);
         if (t.starts_with("--- PASS:")) ++test_pass;
         if (t.starts_with("--- FAIL:")) ++test_fail;
         if (t.starts_with("--- SKIP:")) ++test_skip;
@@ -883,7 +879,7 @@ std::optional<TestCounts> parse_summary(RunnerKind runner, std::string_view raw)
     case RunnerKind::cargo_test: {
       bool found = false;
       for (const auto& line : lines) {
-        const std::string_view t = trim(line);
+        const std::string_view t = support::trim(line);
         if (!t.starts_with("test result:")) continue;
         found = true;
         add_counts(counts, counts_in(t));
@@ -897,10 +893,10 @@ std::optional<TestCounts> parse_summary(RunnerKind runner, std::string_view raw)
     case RunnerKind::other: {
       // The plain line any runner may print: "N passed, N failed" (", N skipped"), maybe after "Word:".
       for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
-        std::string_view t = trim(*it);
+        std::string_view t = support::trim(*it);
         const std::size_t colon = t.find(':');
         if (colon != std::string_view::npos && t.substr(0, colon).find(' ') == std::string_view::npos) {
-          t = trim(t.substr(colon + 1));
+          t = support::trim(t.substr(colon + 1));
         }
         const auto pairs = counts_in(t);
         if (pairs.size() < 2 || pairs[0].second != "passed" || pairs[1].second != "failed") continue;
@@ -918,7 +914,7 @@ std::optional<TestCounts> parse_summary(RunnerKind runner, std::string_view raw)
 std::string extract_important_output(RunnerKind runner, std::string_view raw, std::size_t max_bytes) {
   const std::string text = strip_terminal_codes(raw);
   auto lines = split(text);
-  while (!lines.empty() && trim(lines.back()).empty()) lines.pop_back();
+  while (!lines.empty() && support::trim(lines.back()).empty()) lines.pop_back();
   if (lines.empty()) return {};
   runner = effective_runner(runner, text);
   Ranks ranks(lines.size(), kDrop);
@@ -985,7 +981,7 @@ std::string extract_important_output(RunnerKind runner, std::string_view raw, st
   std::size_t skipped = 0;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     if (!keep[i]) {
-      if (!trim(lines[i]).empty()) ++skipped;
+      if (!support::trim(lines[i]).empty()) ++skipped;
       continue;
     }
     if (skipped > 0) {
@@ -1003,7 +999,7 @@ std::string extract_important_output(RunnerKind runner, std::string_view raw, st
   if (out.size() > max_bytes) {
     // Only when lines were cut to kMaxLineBytes and the estimate was off: a hard cut, UTF-8 kept whole.
     std::size_t end = max_bytes;
-    while (end > 0 && (static_cast<unsigned char>(out[end]) & 0xC0) == 0x80) --end;
+    end = support::utf8_floor(out, end);
     out.resize(end);
   }
   return out;

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/support/text.h"
+
 namespace agentd::core::memory {
 namespace {
 
@@ -33,12 +35,12 @@ TEST(TextMatch, EstimateIsBytesOverFourRoundedUp) {
 }
 
 TEST(TextMatch, Utf8Validity) {
-  EXPECT_TRUE(valid_utf8("plain ascii"));
-  EXPECT_TRUE(valid_utf8("caf\xC3\xA9 \xE2\x80\x94 \xF0\x9F\x98\x80"));
-  EXPECT_FALSE(valid_utf8("\xC3"));          // cut short
-  EXPECT_FALSE(valid_utf8("\xC0\xAF"));      // overlong
-  EXPECT_FALSE(valid_utf8("\xED\xA0\x80"));  // a surrogate
-  EXPECT_FALSE(valid_utf8("\xFF"));
+  EXPECT_TRUE(support::is_valid_utf8("plain ascii"));
+  EXPECT_TRUE(support::is_valid_utf8("caf\xC3\xA9 \xE2\x80\x94 \xF0\x9F\x98\x80"));
+  EXPECT_FALSE(support::is_valid_utf8("\xC3"));          // cut short
+  EXPECT_FALSE(support::is_valid_utf8("\xC0\xAF"));      // overlong
+  EXPECT_FALSE(support::is_valid_utf8("\xED\xA0\x80"));  // a surrogate
+  EXPECT_FALSE(support::is_valid_utf8("\xFF"));
 }
 
 TEST(TextMatch, RareTermsWeighMoreAndHeavierFieldsWin) {
