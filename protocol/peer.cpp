@@ -268,7 +268,7 @@ void Peer::on_response(Response response) {
   }
 }
 
-void Peer::start_call(std::string method, const Json& params, CallHandler handler) {
+void Peer::start_call(std::string method, std::string params_json, CallHandler handler) {
   auto& core = *core_;
   if (core.shut_down) {
     core.complete(std::move(handler), Error(Errc::cancelled, method + ": the connection is shutting down"));
@@ -287,7 +287,7 @@ void Peer::start_call(std::string method, const Json& params, CallHandler handle
       if (auto c = weak.lock()) c->cancel_outgoing(id);
     });
   }
-  std::string message = encode_request(id, method, params.is_null() ? "{}" : params.dump());
+  std::string message = encode_request(id, method, params_json);
   core.pending.emplace(id, detail::PeerCore::Pending{std::move(method), std::move(handler), slot});
   core.send(std::move(message));
 }

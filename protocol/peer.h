@@ -164,13 +164,19 @@ class Peer {
   // shutdown, or too many requests pending). Cancelling the operation (its cancellation slot, e.g.
   // a cancelled coroutine) sends $/cancel_request and completes at once with Errc::cancelled.
   template <class CompletionToken>
-  auto async_call(std::string method, support::Json params, CompletionToken&& token) {
+  auto async_call(std::string method, const support::Json& params, CompletionToken&& token) {
+    return async_call_raw(std::move(method), params.is_null() ? std::string("{}") : params.dump(),
+                          std::forward<CompletionToken>(token));
+  }
+  // The same with params already written: `params_json` must be valid JSON (support::JsonWriter).
+  template <class CompletionToken>
+  auto async_call_raw(std::string method, std::string params_json, CompletionToken&& token) {
     return boost::asio::async_initiate<CompletionToken, void(Result<support::Json>)>(
-        [this](auto handler, std::string m, support::Json p) {
+        [this](auto handler, std::string m, std::string p) {
           start_call(std::move(m), std::move(p),
                      boost::asio::any_completion_handler<void(Result<support::Json>)>(std::move(handler)));
         },
-        token, std::move(method), std::move(params));
+        token, std::move(method), std::move(params_json));
   }
   boost::asio::awaitable<Result<support::Json>> call(std::string method, support::Json params);
 
@@ -218,7 +224,7 @@ class Peer {
   }
 
   void spawn_handler(boost::asio::awaitable<void> task, const CancelToken& token);
-  void start_call(std::string method, const support::Json& params,
+  void start_call(std::string method, std::string params_json,
                   boost::asio::any_completion_handler<void(Result<support::Json>)> handler);
   static void log_bad_notification(const std::string& method, const std::string& message);
 

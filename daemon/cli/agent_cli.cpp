@@ -21,14 +21,25 @@
 #include <fmt/format.h>
 
 #include "core/support/json.h"
+#include "core/support/json_reader.h"
 #include "core/support/version.h"
 #include "daemon/cli/agent_process.h"
 #include "daemon/cli/cli_options.h"
+#include "protocol/acp/client_methods.h"
+#include "protocol/acp/ext.h"
+#include "protocol/acp/ext_methods.h"
+#include "protocol/acp/methods.h"
+#include "protocol/acp/session.h"
+#include "protocol/acp/session_update.h"
 #include "tools/diff.h"
 
 namespace agentd::daemon::cli {
 
 namespace fs = std::filesystem;
+namespace acp = protocol::acp;
+namespace ext = protocol::acp::ext;
+namespace method = protocol::acp::method;
+namespace ext_method = protocol::acp::ext::method;
 using support::Json;
 
 namespace {
@@ -136,6 +147,12 @@ support::Result<std::optional<std::string>> rules_config(const CliOptions& o, co
 
 std::string text_of(const Json& v) { return v.is_string() ? v.as_string() : std::string(); }
 
+// The text of a content block; empty for images, resources and the like.
+std::string text_of(const acp::ContentBlock& block) {
+  const auto* text = std::get_if<acp::TextContent>(&block);
+  return text != nullptr ? text->text : std::string();
+}
+
 std::string duration_text(double us) {
   if (us >= 1e6) return fmt::format("{:.2f} s", us / 1e6);
   if (us >= 1e3) return fmt::format("{:.1f} ms", us / 1e3);
@@ -166,16 +183,16 @@ class Cli {
         spinner_(::isatty(STDERR_FILENO) != 0 && !o_.print) {}
 
   // A request answered, with whatever arrives meanwhile handled; the response, or an error object.
-  Json call(std::string_view method, Json params, bool turn = false) {
-    const std::int64_t id = agent_.request(method, std::move(params));
+  // `params` is a protocol struct (protocol/acp) or a Json.
+  template <class P>
+  Json call(std::string_view name, const P& params, bool turn = false) {
+    const std::int64_t id = agent_.request(name, params);
     const auto started = std::chrono::steady_clock::now();
     bool cancel_sent = false;
     int frame = 0;
     for (;;) {
       if (turn && g_interrupts.load() > 0 && !cancel_sent) {
-        Json p = Json::object();
-        p["sessionId"] = session_;
-        agent_.notify("session/cancel", std::move(p));
+        agent_.notify(method::kSessionCancel, acp::CancelNotification{session_, {}});
         cancel_sent = true;
         note("cancelling (Ctrl-C again to quit)");
       }
@@ -197,8 +214,8 @@ class Cli {
       if (m.contains("method")) {
         if (m.contains("id")) {
           answer_request(m);
-        } else if (text_of(m["method"]) == "session/update") {
-          on_update(m["params"]["update"]);
+        } else if (text_of(m["method"]) == method::kSessionUpdate) {
+          on_update(m["params"]);
         }
         continue;
       }
@@ -219,6 +236,22 @@ class Cli {
   void set_log_path(std::string path) { log_path_ = std::move(path); }
 
  private:
+  // The typed result of an answer from call(), or nullopt with `error` saying why (agentd's error
+  // message, or what in the result did not read).
+  template <class R>
+  static std::optional<R> result_of(const Json& answer, std::string& error) {
+    if (answer.contains("error")) {
+      error = text_of(answer["error"]["message"]);
+      return std::nullopt;
+    }
+    auto result = support::read_json<R>(answer["result"], "result");
+    if (!result) {
+      error = std::string(result.error().message());
+      return std::nullopt;
+    }
+    return std::move(*result);
+  }
+
   static Json error_object(std::string message) {
     Json e = Json::object();
     e["message"] = std::move(message);
@@ -270,15 +303,15 @@ class Cli {
     if (f == stdout) at_line_start_ = true;
   }
 
-  void print_diff(const Json& block) {
-    std::string path = text_of(block["path"]);
+  void print_diff(const acp::Diff& diff_block) {
+    std::string path = diff_block.path;
     std::error_code ec;
     const fs::path relative = fs::path(path).lexically_relative(fs::current_path(ec));
     if (!relative.empty() && *relative.begin() != "..") path = relative.string();
     tools::DiffOptions options;
     options.old_label = path;
     options.new_label = path;
-    const auto diff = tools::unified_diff(text_of(block["oldText"]), text_of(block["newText"]), options);
+    const auto diff = tools::unified_diff(diff_block.old_text.value_or(""), diff_block.new_text, options);
     FILE* f = tool_stream();
     const Style& s = tool_style();
     std::istringstream lines(diff.text);
@@ -298,17 +331,20 @@ class Cli {
     std::fflush(f);
   }
 
-  void on_update(const Json& update) {
-    const std::string kind = text_of(update["sessionUpdate"]);
-    if (o_.format == OutputFormat::jsonl && o_.print) {
-      if (kind != "available_commands_update") {
-        Json body = Json::object();
-        body["update"] = update;
-        emit_jsonl("update", std::move(body));
-      }
+  // One session/update, read as ACP types. Updates this CLI does not know still reach --output-format
+  // jsonl as agentd sent them.
+  void on_update(const Json& params) {
+    auto notification = support::read_json<acp::SessionNotification>(params, "params");
+    const bool commands = notification && std::holds_alternative<acp::AvailableCommandsUpdate>(notification->update);
+    if (o_.format == OutputFormat::jsonl && o_.print && !commands) {
+      Json body = Json::object();
+      body["update"] = params["update"];
+      emit_jsonl("update", std::move(body));
     }
-    if (kind == "agent_message_chunk") {
-      const std::string text = text_of(update["content"]["text"]);
+    if (!notification) return;
+    const acp::SessionUpdate& update = notification->update;
+    if (const auto* chunk = std::get_if<acp::AgentMessageChunk>(&update)) {
+      const std::string text = text_of(chunk->content);
       turn_text_ += text;
       if (human_ && !text.empty()) {
         clear_spinner();
@@ -316,100 +352,112 @@ class Cli {
         std::fflush(stdout);
         at_line_start_ = text.back() == '\n';
       }
-    } else if (kind == "agent_thought_chunk") {
+    } else if (const auto* thought = std::get_if<acp::AgentThoughtChunk>(&update)) {
       if (human_ && !o_.print) {
         clear_spinner();
-        std::fputs(out_style_.dim(text_of(update["content"]["text"])).c_str(), stdout);
+        std::fputs(out_style_.dim(text_of(thought->content)).c_str(), stdout);
         std::fflush(stdout);
         at_line_start_ = false;
       }
-    } else if (kind == "tool_call" || kind == "tool_call_update") {
-      const std::string id = text_of(update["toolCallId"]);
-      ToolCallView& call = calls_[id];
-      if (call.title.empty()) order_.push_back(id);
-      if (update["title"].is_string()) call.title = update["title"].as_string();
-      if (update["kind"].is_string()) call.kind = update["kind"].as_string();
-      if (update["status"].is_string()) call.status = update["status"].as_string();
-      if (call.status == "in_progress" || call.status == "pending") running_title_ = call.title;
-      if ((call.status == "completed" || call.status == "failed") && !call.shown && human_) {
-        call.shown = true;
-        running_title_.clear();
-        std::string detail;
-        std::vector<const Json*> diffs;
-        if (update["content"].is_array()) {
-          for (const Json& block : update["content"].as_array()) {
-            if (text_of(block["type"]) == "diff") {
-              diffs.push_back(&block);
-            } else if (detail.empty() && block["content"]["text"].is_string()) {
-              detail = block["content"]["text"].as_string();
-              if (const auto nl = detail.find('\n'); nl != std::string::npos) detail = detail.substr(0, nl) + " …";
-              if (detail.size() > 160) detail = detail.substr(0, 160) + "…";
-            }
-          }
-        }
-        print_tool_line(call, detail);
-        for (const Json* d : diffs) print_diff(*d);
-      }
-    } else if (kind == "plan" && human_ && update["entries"].is_array()) {
+    } else if (const auto* call = std::get_if<acp::ToolCall>(&update)) {
+      on_tool_call(call->tool_call_id, call->title, call->kind, call->status, &call->content);
+    } else if (const auto* call_update = std::get_if<acp::ToolCallUpdate>(&update)) {
+      on_tool_call(call_update->tool_call_id, call_update->title, call_update->kind, call_update->status,
+                   call_update->content ? &*call_update->content : nullptr);
+    } else if (const auto* plan = std::get_if<acp::Plan>(&update); plan != nullptr && human_) {
       std::string lines = "plan:";
-      for (const Json& e : update["entries"].as_array()) {
-        lines += fmt::format("\n  [{}] {}", text_of(e["status"]) == "completed" ? "x" : " ", text_of(e["content"]));
+      for (const auto& e : plan->entries) {
+        lines += fmt::format("\n  [{}] {}", e.status == acp::PlanEntryStatus::completed ? "x" : " ", e.content);
       }
       note(lines);
+    }
+  }
+
+  // tool_call and tool_call_update: what changed, and a line (with its diffs) once the call ends.
+  void on_tool_call(const std::string& id, const std::optional<std::string>& title,
+                    const std::optional<acp::ToolKind>& kind, const std::optional<acp::ToolCallStatus>& status,
+                    const std::vector<acp::ToolCallContent>* content) {
+    ToolCallView& call = calls_[id];
+    if (call.title.empty()) order_.push_back(id);
+    if (title) call.title = *title;
+    if (kind) call.kind = std::string(acp::name(*kind));
+    if (status) call.status = std::string(acp::name(*status));
+    if (call.status == "in_progress" || call.status == "pending") running_title_ = call.title;
+    if ((call.status == "completed" || call.status == "failed") && !call.shown && human_) {
+      call.shown = true;
+      running_title_.clear();
+      std::string detail;
+      std::vector<const acp::Diff*> diffs;
+      if (content != nullptr) {
+        for (const auto& block : *content) {
+          if (const auto* diff = std::get_if<acp::Diff>(&block)) {
+            diffs.push_back(diff);
+          } else if (const auto* text = std::get_if<acp::ToolCallContentBlock>(&block);
+                     text != nullptr && detail.empty() && std::holds_alternative<acp::TextContent>(text->content)) {
+            detail = text_of(text->content);
+            if (const auto nl = detail.find('\n'); nl != std::string::npos) detail = detail.substr(0, nl) + " …";
+            if (detail.size() > 160) detail = detail.substr(0, 160) + "…";
+          }
+        }
+      }
+      print_tool_line(call, detail);
+      for (const acp::Diff* d : diffs) print_diff(*d);
     }
   }
 
   // session/request_permission: at the keyboard when there is one and -p is not given; else refused
   // (the rules and the mode have already allowed what they allow: what reaches us was not allowed).
   void answer_request(const Json& m) {
-    const std::string method = text_of(m["method"]);
-    if (method != "session/request_permission") {
+    const std::string name = text_of(m["method"]);
+    if (name != method::kSessionRequestPermission) {
       Json reply = Json::object();
       reply["jsonrpc"] = "2.0";
       reply["id"] = m["id"];
       Json error = Json::object();
       error["code"] = -32601;
-      error["message"] = fmt::format("the agent CLI does not serve {}", method);
+      error["message"] = fmt::format("the agent CLI does not serve {}", name);
       reply["error"] = std::move(error);
       agent_.send(reply);
       return;
     }
     const Json& params = m["params"];
-    const std::string title = text_of(params["toolCall"]["title"]);
+    // A request that does not read offers no option we could pick: it is answered cancelled.
+    auto request = support::read_json<acp::RequestPermissionRequest>(params, "params");
+    const std::string title = request ? request->tool_call.title.value_or("") : std::string();
     std::map<std::string, std::string> option_of_kind;  // allow_once -> optionId
-    if (params["options"].is_array()) {
-      for (const Json& option : params["options"].as_array())
-        option_of_kind[text_of(option["kind"])] = text_of(option["optionId"]);
+    if (request) {
+      for (const auto& option : request->options)
+        option_of_kind[std::string(acp::name(option.kind))] = option.option_id;
     }
     std::string kind = "reject_once";
     const bool can_ask = !o_.print && ::isatty(STDIN_FILENO) != 0;
     if (can_ask) {
-      kind = ask_keyboard(title.empty() ? std::string("this tool call") : title, params);
+      std::string reason;
+      if (request) {
+        if (auto meta = ext::read_meta<ext::PermissionRequestMeta>(request->meta)) reason = meta->reason;
+      }
+      kind = ask_keyboard(title.empty() ? std::string("this tool call") : title, reason);
     } else {
       note(fmt::format("refused: {} (no --allow rule or --mode allows it)", title));
     }
-    Json result = Json::object();
-    Json outcome = Json::object();
+    acp::RequestPermissionResponse response;
     if (kind == "cancelled" || !option_of_kind.contains(kind)) {
-      outcome["outcome"] = "cancelled";
+      response.outcome = acp::CancelledPermissionOutcome{};
     } else {
-      outcome["outcome"] = "selected";
-      outcome["optionId"] = option_of_kind[kind];
+      response.outcome = acp::SelectedPermissionOutcome{option_of_kind[kind], {}};
     }
-    result["outcome"] = std::move(outcome);
     if (o_.print && o_.format == OutputFormat::jsonl) {
       Json body = Json::object();
       body["toolCall"] = params["toolCall"];
       body["decision"] = kind;
       emit_jsonl("permission", std::move(body));
     }
-    agent_.respond(m["id"], std::move(result));
+    agent_.respond(m["id"], response);
   }
 
-  std::string ask_keyboard(const std::string& title, const Json& params) {
+  std::string ask_keyboard(const std::string& title, const std::string& reason) {
     clear_spinner();
     if (!at_line_start_) std::fputc('\n', stdout);
-    const std::string reason = text_of(params["_meta"]["agentd"]["reason"]);
     std::fprintf(stdout, "%s %s%s\n", out_style_.yellow("?").c_str(), out_style_.bold(title).c_str(),
                  reason.empty() ? "" : out_style_.dim(" (" + reason + ")").c_str());
     for (;;) {
@@ -440,50 +488,45 @@ class Cli {
       if (o_.resume && !o_.resume->empty()) {
         id = *o_.resume;
       } else {
-        Json params = Json::object();
-        params["cwd"] = cwd;
-        Json listed = call("session/list", std::move(params));
-        const Json& sessions = listed["result"]["sessions"];
-        if (!sessions.is_array() || sessions.size() == 0) {
+        std::string error;
+        auto listed =
+            result_of<acp::ListSessionsResponse>(call(method::kSessionList, acp::ListSessionsRequest{cwd}), error);
+        if (!listed || listed->sessions.empty()) {
           fail(fmt::format("no session in {} yet: start one with agent \"...\"", cwd));
           return false;
         }
-        id = text_of(sessions.as_array().front()["sessionId"]);  // newest first
+        id = listed->sessions.front().session_id;  // newest first
       }
     } else if (o_.resume) {
       id = *o_.resume;
     }
+    std::string error;
     if (!id.empty()) {
-      Json params = Json::object();
-      params["sessionId"] = id;
-      params["cwd"] = cwd;
-      params["mcpServers"] = Json::array();
-      Json resumed = call("session/resume", std::move(params));
-      if (resumed.contains("error")) {
-        fail(fmt::format("cannot resume {}: {}", id, text_of(resumed["error"]["message"])));
+      acp::ResumeSessionRequest request;
+      request.session_id = id;
+      request.cwd = cwd;
+      if (!result_of<acp::ResumeSessionResponse>(call(method::kSessionResume, request), error)) {
+        fail(fmt::format("cannot resume {}: {}", id, error));
         return false;
       }
       session_ = id;
     } else {
-      Json params = Json::object();
-      params["cwd"] = cwd;
-      params["mcpServers"] = Json::array();
-      Json created = call("session/new", std::move(params));
-      if (!created["result"]["sessionId"].is_string()) {
-        fail("cannot start a session: " + text_of(created["error"]["message"]));
+      acp::NewSessionRequest request;
+      request.cwd = cwd;
+      auto created = result_of<acp::NewSessionResponse>(call(method::kSessionNew, request), error);
+      if (!created) {
+        fail("cannot start a session: " + error);
         return false;
       }
-      session_ = created["result"]["sessionId"].as_string();
-      const Json& trust = created["result"]["_meta"]["agentd"]["projectTrust"];
-      if (trust.is_object()) note(text_of(trust["message"]));
+      session_ = created->session_id;
+      if (auto trust = ext::read_meta<ext::ProjectTrustMeta>(created->meta)) note(trust->message);
     }
     if (o_.mode) {
-      Json params = Json::object();
-      params["sessionId"] = session_;
-      params["modeId"] = *o_.mode;
-      Json set = call("session/set_mode", std::move(params));
-      if (set.contains("error")) {
-        fail("cannot set the mode: " + text_of(set["error"]["message"]));
+      acp::SetSessionModeRequest request;
+      request.session_id = session_;
+      request.mode_id = *o_.mode;
+      if (!result_of<acp::SetSessionModeResponse>(call(method::kSessionSetMode, request), error)) {
+        fail("cannot set the mode: " + error);
         return false;
       }
     }
@@ -510,22 +553,15 @@ class Cli {
     turn_text_.clear();
     calls_.clear();
     order_.clear();
-    Json params = Json::object();
-    params["sessionId"] = session_;
-    Json block = Json::object();
-    block["type"] = "text";
-    block["text"] = text;
-    Json blocks = Json::array();
-    blocks.push_back(std::move(block));
-    params["prompt"] = std::move(blocks);
-    Json answer = call("session/prompt", std::move(params), true);
+    acp::PromptRequest request;
+    request.session_id = session_;
+    request.prompt.emplace_back(acp::TextContent{text, {}, {}});
+    Json answer = call(method::kSessionPrompt, request, true);
     clear_spinner();
     TurnResult r;
     r.text = turn_text_;
-    if (answer.contains("error")) {
-      r.error = text_of(answer["error"]["message"]);
-    } else {
-      r.stop_reason = text_of(answer["result"]["stopReason"]);
+    if (auto response = result_of<acp::PromptResponse>(answer, r.error)) {
+      r.stop_reason = std::string(acp::name(response->stop_reason));
     }
     report(r);
     return r;
@@ -533,14 +569,15 @@ class Cli {
 
   // After a turn: the stop reason, tokens and cost, in the output format asked for.
   void report(const TurnResult& r) {
-    Json cost_params = Json::object();
-    cost_params["sessionId"] = session_;
-    Json cost = call("_agentd/cost/get", std::move(cost_params));
-    const Json& last = cost["result"]["lastTurn"];
+    std::string error;
+    ext::CostLedger last;  // zeros when the cost cannot be read
+    if (auto cost = result_of<ext::CostGetResult>(call(ext_method::kCostGet, ext::SessionRequest{session_}), error)) {
+      last = cost->last_turn;
+    }
     Json usage = Json::object();
-    usage["inputTokens"] = last["inputTokens"].is_integer() ? last["inputTokens"].as_int64() : 0;
-    usage["outputTokens"] = last["outputTokens"].is_integer() ? last["outputTokens"].as_int64() : 0;
-    const Json cost_usd = last["costUsd"];
+    usage["inputTokens"] = last.input_tokens;
+    usage["outputTokens"] = last.output_tokens;
+    const Json cost_usd = last.cost_usd ? Json(*last.cost_usd) : Json();
     if (o_.print && o_.format != OutputFormat::text) {
       Json body = Json::object();
       body["sessionId"] = session_;
@@ -624,104 +661,85 @@ class Cli {
   int trust_project() {
     std::error_code ec;
     const fs::path dir = fs::absolute(o_.directory.empty() ? fs::current_path() : fs::path(o_.directory), ec);
-    Json params = Json::object();
-    params["cwd"] = dir.string();
-    params["trusted"] = o_.command == Command::trust;
-    Json answer = call("_agentd/project/trust", std::move(params));
-    if (answer.contains("error")) {
-      fail(text_of(answer["error"]["message"]));
+    std::string error;
+    auto r = result_of<ext::ProjectTrustResult>(
+        call(ext_method::kProjectTrust, ext::ProjectTrustRequest{dir.string(), o_.command == Command::trust}), error);
+    if (!r) {
+      fail(error);
       return kExitError;
     }
-    const Json& r = answer["result"];
     if (o_.command == Command::untrust) {
-      std::fprintf(stdout, "%s is no longer trusted\n", text_of(r["project"]).c_str());
+      std::fprintf(stdout, "%s is no longer trusted\n", r->project.c_str());
       return kExitOk;
     }
-    const Json& settings = r["settings"];
-    if (!settings.is_array() || settings.size() == 0) {
-      std::fprintf(stdout, "%s is trusted; its config loosens nothing today\n", text_of(r["project"]).c_str());
+    if (r->settings.empty()) {
+      std::fprintf(stdout, "%s is trusted; its config loosens nothing today\n", r->project.c_str());
       return kExitOk;
     }
-    std::fprintf(stdout, "%s is trusted with these settings of %s:\n", text_of(r["project"]).c_str(),
-                 text_of(r["file"]).c_str());
-    for (const Json& s : settings.as_array()) std::fprintf(stdout, "  %s\n", text_of(s).c_str());
+    std::fprintf(stdout, "%s is trusted with these settings of %s:\n", r->project.c_str(), r->file.c_str());
+    for (const auto& setting : r->settings) std::fprintf(stdout, "  %s\n", setting.c_str());
     return kExitOk;
   }
 
   int list_sessions() {
-    Json params = Json::object();
-    if (!o_.all) params["cwd"] = fs::current_path().string();
-    Json listed = call("session/list", std::move(params));
-    if (listed.contains("error")) {
-      fail(text_of(listed["error"]["message"]));
+    acp::ListSessionsRequest request;
+    if (!o_.all) request.cwd = fs::current_path().string();
+    std::string error;
+    auto listed = result_of<acp::ListSessionsResponse>(call(method::kSessionList, request), error);
+    if (!listed) {
+      fail(error);
       return kExitError;
     }
-    const Json& sessions = listed["result"]["sessions"];
-    if (!sessions.is_array() || sessions.size() == 0) {
+    if (listed->sessions.empty()) {
       std::fprintf(stdout, "no sessions%s\n", o_.all ? "" : " in this directory (agent sessions --all for every one)");
       return kExitOk;
     }
-    for (const Json& s : sessions.as_array()) {
-      std::string line = fmt::format("{}  {}", text_of(s["sessionId"]), text_of(s["updatedAt"]));
-      if (o_.all) line += "  " + text_of(s["cwd"]);
-      if (s["title"].is_string()) line += "  " + s["title"].as_string();
+    for (const auto& s : listed->sessions) {
+      std::string line = fmt::format("{}  {}", s.session_id, s.updated_at.value_or(""));
+      if (o_.all) line += "  " + s.cwd;
+      if (s.title) line += "  " + *s.title;
       std::fprintf(stdout, "%s\n", line.c_str());
     }
     return kExitOk;
   }
 
-  void print_span(const Json& span, int depth) {
-    std::string line =
-        fmt::format("{}{} {}", std::string(static_cast<std::size_t>(depth) * 2, ' '), text_of(span["name"]),
-                    out_style_.dim(duration_text(span["durationUs"].as_double())));
-    const std::string status = text_of(span["status"]);
-    if (!status.empty() && status != "ok") line += " " + out_style_.red(status);
+  void print_span(const ext::TraceSpan& span, int depth) {
+    std::string line = fmt::format("{}{} {}", std::string(static_cast<std::size_t>(depth) * 2, ' '), span.name,
+                                   out_style_.dim(duration_text(static_cast<double>(span.duration_us))));
+    if (!span.status.empty() && span.status != "ok") line += " " + out_style_.red(span.status);
     std::fprintf(stdout, "%s\n", line.c_str());
-    if (span["children"].is_array()) {
-      for (const Json& child : span["children"].as_array()) print_span(child, depth + 1);
-    }
+    for (const auto& child : span.children) print_span(child, depth + 1);
   }
 
   int show_trace() {
-    Json params = Json::object();
-    params["sessionId"] = session_;
-    if (o_.turn) params["turnId"] = *o_.turn;
-    Json trace = call("_agentd/trace/get", std::move(params));
-    if (trace.contains("error")) {
-      fail(text_of(trace["error"]["message"]));
+    std::string error;
+    auto trace =
+        result_of<ext::TraceGetResult>(call(ext_method::kTraceGet, ext::TraceGetRequest{session_, o_.turn}), error);
+    if (!trace) {
+      fail(error);
       return kExitError;
     }
-    std::fprintf(stdout, "turn %s\n", text_of(trace["result"]["turnId"]).c_str());
-    if (trace["result"]["spans"].is_array()) {
-      for (const Json& span : trace["result"]["spans"].as_array()) print_span(span, 1);
-    }
+    std::fprintf(stdout, "turn %s\n", trace->turn_id.c_str());
+    for (const auto& span : trace->spans) print_span(span, 1);
     return kExitOk;
   }
 
   int show_cost() {
-    Json params = Json::object();
-    params["sessionId"] = session_;
-    Json cost = call("_agentd/cost/get", std::move(params));
-    if (cost.contains("error")) {
-      fail(text_of(cost["error"]["message"]));
+    std::string error;
+    auto r = result_of<ext::CostGetResult>(call(ext_method::kCostGet, ext::SessionRequest{session_}), error);
+    if (!r) {
+      fail(error);
       return kExitError;
     }
-    const Json& r = cost["result"];
-    auto ledger = [](const Json& l) {
-      std::string usd = l["costUsd"].is_number() ? fmt::format("${:.4f}", l["costUsd"].as_double()) : "unpriced";
-      return fmt::format("{} in / {} out tokens ({} cache read, {} cache write), {} model calls, {}",
-                         l["inputTokens"].is_integer() ? l["inputTokens"].as_int64() : 0,
-                         l["outputTokens"].is_integer() ? l["outputTokens"].as_int64() : 0,
-                         l["cacheReadTokens"].is_integer() ? l["cacheReadTokens"].as_int64() : 0,
-                         l["cacheWriteTokens"].is_integer() ? l["cacheWriteTokens"].as_int64() : 0,
-                         l["modelCalls"].is_integer() ? l["modelCalls"].as_int64() : 0, usd);
+    auto ledger = [](const ext::CostLedger& l) {
+      std::string usd = l.cost_usd ? fmt::format("${:.4f}", *l.cost_usd) : "unpriced";
+      return fmt::format("{} in / {} out tokens ({} cache read, {} cache write), {} model calls, {}", l.input_tokens,
+                         l.output_tokens, l.cache_read_tokens, l.cache_write_tokens, l.model_calls, usd);
     };
     // agentd keeps the last turn's ledger in memory only: a session resumed here has none yet.
-    const Json& last = r["lastTurn"];
-    const bool has_last = last["modelCalls"].is_integer() && last["modelCalls"].as_int64() > 0;
-    std::fprintf(stdout, "session %s, model %s\n  session:   %s\n", session_.c_str(), text_of(r["model"]).c_str(),
-                 ledger(r["session"]).c_str());
-    if (has_last) std::fprintf(stdout, "  last turn: %s\n", ledger(last).c_str());
+    std::fprintf(stdout, "session %s, model %s\n  session:   %s\n", session_.c_str(), r->model.c_str(),
+                 ledger(r->session).c_str());
+    if (r->last_turn.model_calls > 0) std::fprintf(stdout, "  last turn: %s\n", ledger(r->last_turn).c_str());
     return kExitOk;
   }
 
@@ -803,7 +821,7 @@ int run_cli(const std::string& self, const std::vector<std::string>& args) {
       info["name"] = "agent";
       info["version"] = std::string(support::kVersion);
       init["clientInfo"] = std::move(info);
-      Json answer = cli.call("initialize", std::move(init));
+      Json answer = cli.call(method::kInitialize, init);
       if (answer.contains("error")) {
         std::fprintf(stderr, "agent: agentd did not start: %s\n", text_of(answer["error"]["message"]).c_str());
       } else {

@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 #include <sys/wait.h>
 
+#include "protocol/jsonrpc.h"
+
 extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX declares it nowhere else
 
 namespace agentd::daemon::cli {
@@ -96,8 +98,9 @@ AgentProcess::~AgentProcess() {
   ::close(out_fd_);
 }
 
-bool AgentProcess::send(const Json& message) {
-  std::string line = message.dump();
+bool AgentProcess::send(const Json& message) { return send_line(message.dump()); }
+
+bool AgentProcess::send_line(std::string line) {
   line += '\n';
   std::size_t done = 0;
   while (done < line.size()) {
@@ -109,31 +112,21 @@ bool AgentProcess::send(const Json& message) {
   return true;
 }
 
-std::int64_t AgentProcess::request(std::string_view method, Json params) {
+std::int64_t AgentProcess::request_raw(std::string_view method, std::string_view params_json) {
   const std::int64_t id = next_id_++;
-  Json message = Json::object();
-  message["jsonrpc"] = "2.0";
-  message["id"] = id;
-  message["method"] = std::string(method);
-  message["params"] = std::move(params);
-  send(message);
+  send_line(protocol::encode_request(id, method, params_json));
   return id;
 }
 
-void AgentProcess::notify(std::string_view method, Json params) {
-  Json message = Json::object();
-  message["jsonrpc"] = "2.0";
-  message["method"] = std::string(method);
-  message["params"] = std::move(params);
-  send(message);
+void AgentProcess::notify_raw(std::string_view method, std::string_view params_json) {
+  send_line(protocol::encode_notification(method, params_json));
 }
 
-void AgentProcess::respond(const Json& id, Json result) {
-  Json message = Json::object();
-  message["jsonrpc"] = "2.0";
-  message["id"] = id;
-  message["result"] = std::move(result);
-  send(message);
+void AgentProcess::respond_raw(const Json& id, std::string_view result_json) {
+  // agentd numbers its requests; a string id is answered as it came.
+  const protocol::RequestId rid =
+      id.is_integer() ? protocol::RequestId(id.as_int64()) : protocol::RequestId(id.is_string() ? id.as_string() : "");
+  send_line(protocol::encode_result(rid, result_json));
 }
 
 AgentProcess::Next AgentProcess::next(std::chrono::milliseconds timeout, Json& out) {

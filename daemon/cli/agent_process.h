@@ -18,6 +18,7 @@
 #include <sys/types.h>
 
 #include "core/support/json.h"
+#include "core/support/json_writer.h"
 #include "core/support/result.h"
 
 namespace agentd::daemon::cli {
@@ -34,10 +35,24 @@ class AgentProcess {
 
   // Writes one message; false once agentd is gone.
   bool send(const support::Json& message);
-  // A request with a fresh id; returns the id.
-  std::int64_t request(std::string_view method, support::Json params);
-  void notify(std::string_view method, support::Json params);
-  void respond(const support::Json& id, support::Json result);
+  // A request with a fresh id; returns the id. `params` is a typed protocol struct (protocol/acp),
+  // written by its to_json, or a support::Json.
+  template <class P>
+  std::int64_t request(std::string_view method, const P& params) {
+    return request_raw(method, json_text(params));
+  }
+  template <class P>
+  void notify(std::string_view method, const P& params) {
+    notify_raw(method, json_text(params));
+  }
+  template <class R>
+  void respond(const support::Json& id, const R& result) {
+    respond_raw(id, json_text(result));
+  }
+  // The same with params or result already written as JSON.
+  std::int64_t request_raw(std::string_view method, std::string_view params_json);
+  void notify_raw(std::string_view method, std::string_view params_json);
+  void respond_raw(const support::Json& id, std::string_view result_json);
 
   enum class Next { message, timeout, closed };
   // The next message agentd wrote, waiting at most `timeout`.
@@ -46,6 +61,14 @@ class AgentProcess {
  private:
   AgentProcess(pid_t pid, int in_fd, int out_fd);
   void read_loop();
+  bool send_line(std::string line);
+  template <class T>
+  static std::string json_text(const T& value) {
+    std::string json;
+    support::JsonWriter writer(json);
+    writer.value(value);
+    return json;
+  }
 
   pid_t pid_;
   int in_fd_;

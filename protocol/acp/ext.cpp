@@ -1,0 +1,383 @@
+#include "protocol/acp/ext.h"
+
+#include <fmt/format.h>
+
+namespace agentd::protocol::acp::ext {
+
+using support::Json;
+using support::JsonIn;
+using support::JsonWriter;
+
+// ---- params ------------------------------------------------------------------------------------------
+
+bool from_json(const JsonIn& in, SessionRequest& out) { return in.required("sessionId", out.session_id); }
+void to_json(JsonWriter& w, const SessionRequest& v) {
+  w.begin_object().member("sessionId", v.session_id).end_object();
+}
+
+bool from_json(const JsonIn& in, TraceGetRequest& out) {
+  return in.required("sessionId", out.session_id) && in.optional("turnId", out.turn_id);
+}
+void to_json(JsonWriter& w, const TraceGetRequest& v) {
+  w.begin_object().member("sessionId", v.session_id).optional_member("turnId", v.turn_id).end_object();
+}
+
+bool from_json(const JsonIn& in, PermissionsRevokeRequest& out) {
+  return in.required("sessionId", out.session_id) && in.required("approvalId", out.approval_id);
+}
+void to_json(JsonWriter& w, const PermissionsRevokeRequest& v) {
+  w.begin_object().member("sessionId", v.session_id).member("approvalId", v.approval_id).end_object();
+}
+
+bool from_json(const JsonIn& in, PermissionsAuditRequest& out) {
+  if (in.json().is_null()) return true;  // every field is optional, so params may be left out
+  if (!in.optional("sessionId", out.session_id) || !in.optional("limit", out.limit)) return false;
+  if (out.session_id && out.session_id->empty()) {
+    return in["sessionId"].fail("must not be empty; leave it out to read every session's decisions");
+  }
+  if (out.limit < 1) {
+    return in["limit"].fail(fmt::format("must be at least 1, got {} (at most {} entries are returned)", out.limit,
+                                        PermissionsAuditRequest::kMaxLimit));
+  }
+  return true;
+}
+void to_json(JsonWriter& w, const PermissionsAuditRequest& v) {
+  w.begin_object().optional_member("sessionId", v.session_id).member("limit", v.limit).end_object();
+}
+
+bool from_json(const JsonIn& in, EventsReplayRequest& out) {
+  return in.required("sessionId", out.session_id) && in.optional("since", out.since) && in.optional("limit", out.limit);
+}
+void to_json(JsonWriter& w, const EventsReplayRequest& v) {
+  w.begin_object().member("sessionId", v.session_id).member("since", v.since).member("limit", v.limit).end_object();
+}
+
+bool from_json(const JsonIn& in, ContextPreviewRequest& out) {
+  return in.required("sessionId", out.session_id) && in.required("input", out.input);
+}
+void to_json(JsonWriter& w, const ContextPreviewRequest& v) {
+  w.begin_object().member("sessionId", v.session_id).member("input", v.input).end_object();
+}
+
+bool from_json(const JsonIn& in, ProjectTrustRequest& out) {
+  return in.required("cwd", out.cwd) && in.optional("trusted", out.trusted);
+}
+void to_json(JsonWriter& w, const ProjectTrustRequest& v) {
+  w.begin_object().member("cwd", v.cwd).member("trusted", v.trusted).end_object();
+}
+
+bool from_json(const JsonIn& in, VerifyPlanRequest& out) {
+  return in.required("sessionId", out.session_id) && in.optional("files", out.files);
+}
+void to_json(JsonWriter& w, const VerifyPlanRequest& v) {
+  w.begin_object().member("sessionId", v.session_id);
+  if (!v.files.empty()) w.member("files", v.files);
+  w.end_object();
+}
+
+bool from_json(const JsonIn& in, MemoryAddRequest& out) {
+  return in.required("sessionId", out.session_id) && in.required("text", out.text);
+}
+void to_json(JsonWriter& w, const MemoryAddRequest& v) {
+  w.begin_object().member("sessionId", v.session_id).member("text", v.text).end_object();
+}
+
+bool from_json(const JsonIn& in, MemoryDeleteRequest& out) {
+  return in.required("sessionId", out.session_id) && in.required("id", out.id);
+}
+void to_json(JsonWriter& w, const MemoryDeleteRequest& v) {
+  w.begin_object().member("sessionId", v.session_id).member("id", v.id).end_object();
+}
+
+bool from_json(const JsonIn& in, CheckpointsRestoreRequest& out) {
+  return in.required("sessionId", out.session_id) && in.required("turnId", out.turn_id);
+}
+void to_json(JsonWriter& w, const CheckpointsRestoreRequest& v) {
+  w.begin_object().member("sessionId", v.session_id).member("turnId", v.turn_id).end_object();
+}
+
+// ---- results -----------------------------------------------------------------------------------------
+
+bool from_json(const JsonIn& in, TraceSpan& out) {
+  return in.required("id", out.id) && in.required("name", out.name) && in.required("startUs", out.start_us) &&
+         in.required("durationUs", out.duration_us) && in.required("status", out.status) &&
+         in.optional("statusMessage", out.status_message) && in.optional("attributes", out.attributes) &&
+         in.optional("children", out.children);
+}
+void to_json(JsonWriter& w, const TraceSpan& v) {
+  w.begin_object().member("id", v.id).member("name", v.name).member("startUs", v.start_us);
+  w.member("durationUs", v.duration_us).member("status", v.status);
+  if (v.status_message && !v.status_message->empty()) w.member("statusMessage", *v.status_message);
+  w.member("attributes", v.attributes.is_object() ? v.attributes : Json::object());
+  w.member("children", v.children).end_object();
+}
+
+bool from_json(const JsonIn& in, TraceGetResult& out) {
+  return in.required("turnId", out.turn_id) && in.required("spans", out.spans);
+}
+void to_json(JsonWriter& w, const TraceGetResult& v) {
+  w.begin_object().member("turnId", v.turn_id).member("spans", v.spans).end_object();
+}
+
+bool from_json(const JsonIn& in, CostLedger& out) {
+  return in.required("inputTokens", out.input_tokens) && in.required("outputTokens", out.output_tokens) &&
+         in.required("cacheWriteTokens", out.cache_write_tokens) &&
+         in.required("cacheReadTokens", out.cache_read_tokens) && in.required("modelCalls", out.model_calls) &&
+         in.required("unpricedCalls", out.unpriced_calls) && in.optional("costUsd", out.cost_usd) &&
+         in.optional("pricedCostUsd", out.priced_cost_usd);
+}
+void to_json(JsonWriter& w, const CostLedger& v) {
+  w.begin_object().member("inputTokens", v.input_tokens).member("outputTokens", v.output_tokens);
+  w.member("cacheWriteTokens", v.cache_write_tokens).member("cacheReadTokens", v.cache_read_tokens);
+  w.member("modelCalls", v.model_calls).member("unpricedCalls", v.unpriced_calls);
+  w.member("costUsd", v.cost_usd);  // null when unpriced: "unknown", never $0
+  if (!v.cost_usd) w.member("pricedCostUsd", v.priced_cost_usd);
+  w.end_object();
+}
+
+bool from_json(const JsonIn& in, CostGetResult& out) {
+  return in.required("model", out.model) && in.required("priceTable", out.price_table) &&
+         in.required("session", out.session) && in.required("lastTurn", out.last_turn);
+}
+void to_json(JsonWriter& w, const CostGetResult& v) {
+  w.begin_object().member("model", v.model).member("priceTable", v.price_table);
+  w.member("session", v.session).member("lastTurn", v.last_turn).end_object();
+}
+
+bool from_json(const JsonIn& in, PermissionRuleInfo& out) {
+  return in.required("rule", out.rule) && in.required("verdict", out.verdict) && in.required("source", out.source) &&
+         in.optional("approvalId", out.approval_id);
+}
+void to_json(JsonWriter& w, const PermissionRuleInfo& v) {
+  w.begin_object().member("rule", v.rule).member("verdict", v.verdict).member("source", v.source);
+  w.optional_member("approvalId", v.approval_id).end_object();
+}
+
+bool from_json(const JsonIn& in, PermissionsListResult& out) {
+  return in.required("project", out.project) && in.required("mode", out.mode) &&
+         in.required("headless", out.headless) && in.required("rules", out.rules);
+}
+void to_json(JsonWriter& w, const PermissionsListResult& v) {
+  w.begin_object().member("project", v.project).member("mode", v.mode).member("headless", v.headless);
+  w.member("rules", v.rules).end_object();
+}
+
+bool from_json(const JsonIn& in, PermissionAuditEntry& out) {
+  return in.required("id", out.id) && in.required("time", out.time) && in.required("sessionId", out.session_id) &&
+         in.optional("turnId", out.turn_id) && in.required("toolCallId", out.tool_call_id) &&
+         in.required("tool", out.tool) && in.required("inputDigest", out.input_digest) &&
+         in.required("decision", out.decision) && in.required("decidedBy", out.decided_by) &&
+         in.required("reason", out.reason) && in.optional("cwd", out.cwd) && in.optional("risk", out.risk);
+}
+void to_json(JsonWriter& w, const PermissionAuditEntry& v) {
+  w.begin_object().member("id", v.id).member("time", v.time).member("sessionId", v.session_id);
+  w.optional_member("turnId", v.turn_id).member("toolCallId", v.tool_call_id).member("tool", v.tool);
+  w.member("inputDigest", v.input_digest).member("decision", v.decision).member("decidedBy", v.decided_by);
+  w.member("reason", v.reason);
+  if (!v.cwd.empty()) w.member("cwd", v.cwd);
+  w.member("risk", v.risk).end_object();
+}
+
+bool from_json(const JsonIn& in, PermissionsAuditResult& out) { return in.required("entries", out.entries); }
+void to_json(JsonWriter& w, const PermissionsAuditResult& v) {
+  w.begin_object().member("entries", v.entries).end_object();
+}
+
+bool from_json(const JsonIn& in, EventsReplayResult& out) {
+  return in.required("events", out.events) && in.required("lastSeq", out.last_seq);
+}
+void to_json(JsonWriter& w, const EventsReplayResult& v) {
+  w.begin_object().member("events", v.events).member("lastSeq", v.last_seq).end_object();
+}
+
+bool from_json(const JsonIn& in, ProjectTrustResult& out) {
+  return in.required("project", out.project) && in.required("file", out.file) && in.required("trusted", out.trusted) &&
+         in.required("digest", out.digest) && in.required("settings", out.settings) &&
+         in.required("trustFile", out.trust_file);
+}
+void to_json(JsonWriter& w, const ProjectTrustResult& v) {
+  w.begin_object().member("project", v.project).member("file", v.file).member("trusted", v.trusted);
+  w.member("digest", v.digest).member("settings", v.settings).member("trustFile", v.trust_file).end_object();
+}
+
+namespace {
+void write_fact_members(JsonWriter& w, const MemoryFact& v) {
+  w.member("id", v.id).member("text", v.text).member("createdAt", v.created_at);
+}
+}  // namespace
+
+bool from_json(const JsonIn& in, MemoryFact& out) {
+  return in.required("id", out.id) && in.required("text", out.text) && in.required("createdAt", out.created_at);
+}
+void to_json(JsonWriter& w, const MemoryFact& v) {
+  w.begin_object();
+  write_fact_members(w, v);
+  w.end_object();
+}
+
+bool from_json(const JsonIn& in, MemoryAddResult& out) {
+  return from_json(in, out.fact) && in.required("project", out.project);
+}
+void to_json(JsonWriter& w, const MemoryAddResult& v) {
+  w.begin_object();
+  write_fact_members(w, v.fact);
+  w.member("project", v.project).end_object();
+}
+
+bool from_json(const JsonIn& in, MemoryListResult& out) {
+  return in.required("project", out.project) && in.required("facts", out.facts);
+}
+void to_json(JsonWriter& w, const MemoryListResult& v) {
+  w.begin_object().member("project", v.project).member("facts", v.facts).end_object();
+}
+
+bool from_json(const JsonIn& in, CheckpointFileChange& out) {
+  return in.required("path", out.path) && in.required("change", out.change) &&
+         in.optional("beforeHash", out.before_hash) && in.optional("afterHash", out.after_hash);
+}
+void to_json(JsonWriter& w, const CheckpointFileChange& v) {
+  w.begin_object().member("path", v.path).member("change", v.change);
+  w.member("beforeHash", v.before_hash).member("afterHash", v.after_hash).end_object();
+}
+
+bool from_json(const JsonIn& in, Checkpoint& out) {
+  return in.required("turnId", out.turn_id) && in.required("seq", out.seq) && in.required("kind", out.kind) &&
+         in.optional("restoresTurnId", out.restores_turn_id) && in.required("undone", out.undone) &&
+         in.required("createdAt", out.created_at) && in.required("files", out.files);
+}
+void to_json(JsonWriter& w, const Checkpoint& v) {
+  w.begin_object().member("turnId", v.turn_id).member("seq", v.seq).member("kind", v.kind);
+  w.optional_member("restoresTurnId", v.restores_turn_id).member("undone", v.undone);
+  w.member("createdAt", v.created_at).member("files", v.files).end_object();
+}
+
+bool from_json(const JsonIn& in, CheckpointsListResult& out) { return in.required("checkpoints", out.checkpoints); }
+void to_json(JsonWriter& w, const CheckpointsListResult& v) {
+  w.begin_object().member("checkpoints", v.checkpoints).end_object();
+}
+
+bool from_json(const JsonIn& in, RestoredFile& out) {
+  return in.required("path", out.path) && in.required("action", out.action) && in.optional("detail", out.detail);
+}
+void to_json(JsonWriter& w, const RestoredFile& v) {
+  w.begin_object().member("path", v.path).member("action", v.action);
+  if (v.detail && !v.detail->empty()) w.member("detail", *v.detail);
+  w.end_object();
+}
+
+bool from_json(const JsonIn& in, CheckpointsRestoreResult& out) {
+  return in.required("restoredTurnId", out.restored_turn_id) && in.optional("checkpointId", out.checkpoint_id) &&
+         in.required("files", out.files) && in.required("conflicts", out.conflicts);
+}
+void to_json(JsonWriter& w, const CheckpointsRestoreResult& v) {
+  w.begin_object().member("restoredTurnId", v.restored_turn_id).member("checkpointId", v.checkpoint_id);
+  w.member("files", v.files).member("conflicts", v.conflicts).end_object();
+}
+
+// ---- `_meta.agentd` payloads ---------------------------------------------------------------------------
+
+namespace {
+
+template <class T>
+Json wrap(const T&, Json payload) {
+  if (!T::kKey.empty()) {
+    Json keyed = Json::object();
+    keyed[T::kKey] = std::move(payload);
+    payload = std::move(keyed);
+  }
+  return agentd_meta(std::move(payload));
+}
+
+}  // namespace
+
+Json agentd_meta(Json inner) {
+  Json meta = Json::object();
+  meta["agentd"] = std::move(inner);
+  return meta;
+}
+
+Json to_meta(const UpdateMeta& v) {
+  Json j = Json::object();
+  j["seq"] = v.seq;
+  return wrap(v, std::move(j));
+}
+bool from_json(const JsonIn& in, UpdateMeta& out) { return in.required("seq", out.seq); }
+
+Json to_meta(const PromptMeta& v) {
+  Json j = Json::object();
+  j["turnId"] = v.turn_id;
+  return wrap(v, std::move(j));
+}
+bool from_json(const JsonIn& in, PromptMeta& out) { return in.required("turnId", out.turn_id); }
+
+Json to_meta(const UsageMeta& v) {
+  Json j = Json::object();
+  j["inputTokens"] = v.input_tokens;
+  j["outputTokens"] = v.output_tokens;
+  j["cacheReadTokens"] = v.cache_read_tokens;
+  j["cacheWriteTokens"] = v.cache_write_tokens;
+  j["model"] = v.model;
+  if (v.unpriced) j["cost"] = "unpriced";
+  return wrap(v, std::move(j));
+}
+bool from_json(const JsonIn& in, UsageMeta& out) {
+  std::optional<std::string> cost;
+  if (!in.required("inputTokens", out.input_tokens) || !in.required("outputTokens", out.output_tokens) ||
+      !in.required("cacheReadTokens", out.cache_read_tokens) ||
+      !in.required("cacheWriteTokens", out.cache_write_tokens) || !in.required("model", out.model) ||
+      !in.optional("cost", cost)) {
+    return false;
+  }
+  out.unpriced = cost == "unpriced";
+  return true;
+}
+
+Json to_meta(const CompactionMeta& v) {
+  Json j = Json::object();
+  j["id"] = v.id;
+  j["firstTurnId"] = v.first_turn_id;
+  j["lastTurnId"] = v.last_turn_id;
+  j["turns"] = v.turns;
+  j["tokensBefore"] = v.tokens_before;
+  j["tokensAfter"] = v.tokens_after;
+  j["forced"] = v.forced;
+  return wrap(v, std::move(j));
+}
+bool from_json(const JsonIn& in, CompactionMeta& out) {
+  return in.required("id", out.id) && in.required("firstTurnId", out.first_turn_id) &&
+         in.required("lastTurnId", out.last_turn_id) && in.required("turns", out.turns) &&
+         in.required("tokensBefore", out.tokens_before) && in.required("tokensAfter", out.tokens_after) &&
+         in.optional("forced", out.forced);
+}
+
+Json to_meta(const ProjectTrustMeta& v) {
+  Json j = Json::object();
+  j["trusted"] = v.trusted;
+  j["project"] = v.project;
+  j["file"] = v.file;
+  j["digest"] = v.digest;
+  Json ignored = Json::array();
+  for (const auto& i : v.ignored) ignored.push_back(Json(i));
+  j["ignored"] = std::move(ignored);
+  j["message"] = v.message;
+  return wrap(v, std::move(j));
+}
+bool from_json(const JsonIn& in, ProjectTrustMeta& out) {
+  return in.required("trusted", out.trusted) && in.required("project", out.project) && in.required("file", out.file) &&
+         in.required("digest", out.digest) && in.optional("ignored", out.ignored) &&
+         in.required("message", out.message);
+}
+
+Json to_meta(const PermissionRequestMeta& v) {
+  Json j = Json::object();
+  j["inputDigest"] = v.input_digest;
+  j["reason"] = v.reason;
+  j["risk"] = v.risk;
+  return wrap(v, std::move(j));
+}
+bool from_json(const JsonIn& in, PermissionRequestMeta& out) {
+  return in.optional("inputDigest", out.input_digest) && in.optional("reason", out.reason) &&
+         in.optional("risk", out.risk);
+}
+
+}  // namespace agentd::protocol::acp::ext
