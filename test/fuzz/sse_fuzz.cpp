@@ -1,7 +1,7 @@
 // libFuzzer target for the streaming pipeline: SseParser plus the Anthropic, OpenAI Chat and OpenAI
 // Responses decoders. Every input is decoded by all three, whole and split at points derived from the
-// data, and the invariants below must hold. The .sse files in test/fixtures/sse (and, when present,
-// ../shared/reference/sse) make a good seed corpus as they are: no header byte is needed.
+// data, and the invariants below must hold. The .sse files in test/fixtures/sse make a good seed corpus as
+// they are (scripts/test.sh seeds it with them): no header byte is needed.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

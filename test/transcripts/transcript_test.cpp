@@ -5,7 +5,9 @@
 //   >raw TEXT      send TEXT exactly, after decoding \n \r \t \\ and \xNN escapes (no '\n' appended)
 //   < {json}       the next message agentd writes must equal this JSON (whole-object comparison);
 //                  the string "<any>" matches any value, and "<capture:NAME>" matches any value and
-//                  stores it as NAME (a string's content without quotes, any other value as JSON)
+//                  stores it as NAME (a string's content without quotes, any other value as JSON);
+//                  "<...>" as the last element of an array matches any further elements, so
+//                  [A, B, "<...>"] takes an array that starts with A and B (a prefix, which may be all)
 //   <unordered N   the next N lines are `<` lines that the next N messages must match, in any order
 //   >close         close agentd's stdin (end of input); `<` lines may follow
 // Directives:
@@ -77,8 +79,11 @@ std::string unescape(std::string_view text) {
 
 using Captures = std::map<std::string, std::string>;
 
-// Structural equality where the expected string "<any>" matches anything and "<capture:NAME>" matches
-// anything and records it in `captured`.
+// The partial-match marker: the last element of an expected array, standing for any further elements.
+constexpr std::string_view kMore = "<...>";
+
+// Structural equality where the expected string "<any>" matches anything, "<capture:NAME>" matches
+// anything and records it in `captured`, and a trailing "<...>" in an array lets the actual array go on.
 bool matches(const Json& expected, const Json& actual, Captures& captured) {
   if (expected.is_string()) {
     const std::string& text = expected.as_string();
@@ -97,8 +102,11 @@ bool matches(const Json& expected, const Json& actual, Captures& captured) {
     return true;
   }
   if (expected.is_array()) {
-    if (!actual.is_array() || actual.size() != expected.size()) return false;
-    for (std::size_t i = 0; i < expected.size(); ++i) {
+    const auto& items = expected.as_array();
+    const bool prefix = !items.empty() && items.back().is_string() && items.back().as_string() == kMore;
+    const std::size_t count = prefix ? items.size() - 1 : items.size();
+    if (!actual.is_array() || (prefix ? actual.size() < count : actual.size() != count)) return false;
+    for (std::size_t i = 0; i < count; ++i) {
       if (!matches(expected.as_array()[i], actual.as_array()[i], captured)) return false;
     }
     return true;

@@ -13,7 +13,7 @@ export const SCHEMA_PATH = require.resolve("@agentclientprotocol/sdk/schema/v1/s
 export const SDK_DIR = path.resolve(path.dirname(SCHEMA_PATH), "..", "..");
 export const SDK_VERSION = JSON.parse(readFileSync(path.join(SDK_DIR, "package.json"), "utf8")).version;
 
-// The v1 schema that SDK 2.4.0 ships (also kept, for reference, in shared/reference/acp/sdk-2.4.0-v1/).
+// The v1 schema that SDK 2.4.0 ships (test/unit/protocol/acp_schema_test.cpp pins the same hash).
 export const EXPECTED_SCHEMA_SHA256 = "0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a";
 
 const schemaText = readFileSync(SCHEMA_PATH);

@@ -42,12 +42,30 @@ TEST_F(InstructionsTest, WorkspaceRootIsTheNearestGitAncestor) {
   // A .git file (worktree, submodule) marks a root too.
   write_file(root_ / "src" / ".git", "gitdir: ../.git/modules/src\n");
   EXPECT_EQ(find_workspace_root(root_ / "src" / "lib"), root_ / "src");
-  // No .git anywhere above: the cwd itself (tmp is not in a repository).
-  const fs::path lone = fs::canonical(dir_.path()) / "lone";
+  // Above the nearest .git the search stops: a repository nested in another is its own root.
+  const fs::path outer = fs::canonical(dir_.path()) / "outer";
+  fs::create_directories(outer / ".git");
+  fs::create_directories(outer / "inner" / ".git");
+  fs::create_directories(outer / "inner" / "a" / "b");
+  fs::create_directories(outer / "c");
+  EXPECT_EQ(find_workspace_root(outer / "inner" / "a" / "b"), outer / "inner");
+  EXPECT_EQ(find_workspace_root(outer / "c"), outer);
+}
+
+// Where the temp dir itself lies in a repository (a TMPDIR inside a checkout), that repository is the
+// root; where it does not, the cwd is. Both are asserted, whichever holds on this machine.
+TEST_F(InstructionsTest, WithNoGitInTheTreeTheRootIsTheRepositoryAboveOrTheCwd) {
+  const fs::path lone = fs::canonical(dir_.path()) / "lone" / "deeper";
   fs::create_directories(lone);
-  if (find_workspace_root(fs::canonical(dir_.path())) == fs::canonical(dir_.path())) {
-    EXPECT_EQ(find_workspace_root(lone), lone);
+  fs::path above;  // the nearest ancestor of the temp dir holding .git, if any
+  for (fs::path d = fs::canonical(dir_.path()).parent_path();; d = d.parent_path()) {
+    if (fs::exists(d / ".git")) {
+      above = d;
+      break;
+    }
+    if (d == d.parent_path()) break;
   }
+  EXPECT_EQ(find_workspace_root(lone), above.empty() ? lone : above);
 }
 
 TEST_F(InstructionsTest, FoundFromRootDownToCwdInOrderWithTheUserFileFirst) {

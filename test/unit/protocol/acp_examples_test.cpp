@@ -1,5 +1,6 @@
-// The annotated example turn (test/fixtures/acp/acp_turn.jsonl, a copy of ../shared/examples/): every
-// message's params or result reads through our type for its method and writes back as the same JSON.
+// Our example conversation (test/fixtures/acp/acp_examples.jsonl: two turns, a permission, fs reads and
+// writes, a cancel, mode and config changes, list, resume, close): every message's params or result reads
+// through our type for its method and writes back as the same JSON.
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -28,8 +29,8 @@ struct Line {
   Json msg;
 };
 
-std::vector<Line> example_turn() {
-  const auto path = std::filesystem::path(AGENTD_SOURCE_DIR) / "test/fixtures/acp/acp_turn.jsonl";
+std::vector<Line> examples() {
+  const auto path = std::filesystem::path(AGENTD_SOURCE_DIR) / "test/fixtures/acp/acp_examples.jsonl";
   std::ifstream file(path);
   EXPECT_TRUE(file) << "cannot open " << path;
   std::vector<Line> lines;
@@ -89,9 +90,11 @@ const std::map<std::string_view, Check>& result_types() {
   return kTypes;
 }
 
-TEST(AcpExamples, EveryMessageOfTheTurnRoundTrips) {
-  const auto lines = example_turn();
-  ASSERT_EQ(lines.size(), 19u);
+constexpr std::size_t kLines = 38;
+
+TEST(AcpExamples, EveryMessageRoundTrips) {
+  const auto lines = examples();
+  ASSERT_EQ(lines.size(), kLines);
   // Each side numbers its own requests: a response is matched to the request the other side sent.
   std::map<std::pair<std::string, std::int64_t>, std::string> pending;
   int checked = 0;
@@ -124,7 +127,9 @@ TEST(AcpExamples, EveryMessageOfTheTurnRoundTrips) {
       InitializeResponse r;
       r.agent_capabilities.load_session = true;
       r.agent_capabilities.prompt.embedded_context = true;
-      r.agent_info = Implementation{.name = "agentd", .title = std::nullopt, .version = "0.1.0"};
+      r.agent_capabilities.session = {
+          .list = true, .resume = true, .close = true, .delete_session = true, .additional_directories = true};
+      r.agent_info = Implementation{.name = "agentd", .title = "agentd", .version = "0.1.0"};
       EXPECT_EQ(written(r), msg["result"]);
       ++checked;
       continue;
@@ -134,36 +139,54 @@ TEST(AcpExamples, EveryMessageOfTheTurnRoundTrips) {
     EXPECT_EQ(it->second(msg["result"], "result"), msg["result"]) << name;
     ++checked;
   }
-  EXPECT_EQ(checked, 19);
+  EXPECT_EQ(checked, static_cast<int>(kLines));
   EXPECT_TRUE(pending.empty());
 }
 
-// The updates the daemon builds, field by field, are the example's lines exactly.
+// The session/update params with this seq.
+const Json& update_with_seq(const std::vector<Line>& lines, std::int64_t seq) {
+  for (const Line& line : lines) {
+    const Json& msg = line.msg;
+    if (msg["method"] == Json("session/update") && msg["params"]["_meta"]["agentd"]["seq"] == Json(seq)) {
+      return msg["params"];
+    }
+  }
+  ADD_FAILURE() << "no session/update with seq " << seq;
+  static const Json kNone;
+  return kNone;
+}
+
+// Updates the daemon builds, field by field, are the examples' lines exactly.
 TEST(AcpExamples, TheDaemonsUpdatesAsStructs) {
-  const auto lines = example_turn();
-  ASSERT_EQ(lines.size(), 19u);
+  const auto lines = examples();
+  ASSERT_EQ(lines.size(), kLines);
 
-  ToolCall read_call{
-      .tool_call_id = "tc_1", .title = "Read calc/ops.py", .kind = ToolKind::read, .status = ToolCallStatus::pending};
-  SessionNotification pending_call{.session_id = "s_01JD7Q", .update = read_call};
+  ToolCall edit_call{.tool_call_id = "call_e1",
+                     .title = "Edit config/kite.toml",
+                     .kind = ToolKind::edit,
+                     .status = ToolCallStatus::pending};
+  SessionNotification pending_call{.session_id = "s_7f3k2q", .update = edit_call};
   pending_call.meta["agentd"]["seq"] = 3;
-  EXPECT_EQ(written(pending_call), lines[7].msg["params"]);
+  EXPECT_EQ(written(pending_call), update_with_seq(lines, 3));
 
-  ToolCallUpdate running{.tool_call_id = "tc_1",
-                         .status = ToolCallStatus::in_progress,
-                         .locations = std::vector<ToolCallLocation>{{.path = "/home/ada/calc/calc/ops.py"}},
-                         .raw_input = json(R"({"path":"calc/ops.py"})")};
-  SessionNotification in_progress{.session_id = "s_01JD7Q", .update = running};
+  ToolCallUpdate running{
+      .tool_call_id = "call_e1",
+      .status = ToolCallStatus::in_progress,
+      .locations = std::vector<ToolCallLocation>{{.path = "/srv/src/kite/config/kite.toml"}},
+      .raw_input = json(R"({"path":"config/kite.toml","old_string":"limit = 3","new_string":"limit = 5"})")};
+  SessionNotification in_progress{.session_id = "s_7f3k2q", .update = running};
   in_progress.meta["agentd"]["seq"] = 4;
-  EXPECT_EQ(written(in_progress), lines[8].msg["params"]);
+  EXPECT_EQ(written(in_progress), update_with_seq(lines, 4));
 
-  UsageUpdate usage{.used = 5120, .size = 200000, .cost = Cost{.amount = 0.0213, .currency = "USD"}};
-  usage.meta["agentd"] = json(R"({"inputTokens":4200,"outputTokens":310,"cacheReadTokens":3900,"cacheWriteTokens":0})");
-  SessionNotification usage_note{.session_id = "s_01JD7Q", .update = usage};
-  usage_note.meta["agentd"]["seq"] = 8;
-  EXPECT_EQ(written(usage_note), lines[16].msg["params"]);
+  UsageUpdate usage{.used = 3400, .size = 200000, .cost = Cost{.amount = 0.0087, .currency = "USD"}};
+  usage.meta["agentd"] =
+      json(R"({"inputTokens":3100,"outputTokens":120,"cacheReadTokens":2048,"cacheWriteTokens":512})");
+  SessionNotification usage_note{.session_id = "s_7f3k2q", .update = usage};
+  usage_note.meta["agentd"]["seq"] = 7;
+  EXPECT_EQ(written(usage_note), update_with_seq(lines, 7));
 
-  EXPECT_EQ(written(PromptResponse{.stop_reason = StopReason::end_turn}), lines[18].msg["result"]);
+  EXPECT_EQ(written(PromptResponse{.stop_reason = StopReason::end_turn}), lines[16].msg["result"]);
+  EXPECT_EQ(written(PromptResponse{.stop_reason = StopReason::cancelled}), lines[31].msg["result"]);
 }
 
 }  // namespace

@@ -1,9 +1,14 @@
-// A structural check against the real ACP schema (../shared/reference/acp/sdk-2.4.0-v1/schema.json, the one
-// the npm SDK 2.4.0 ships), skipped when that file is absent: every key we write must be declared by the
-// matching $defs entry, every required key present, every type and const (enum value) as declared. Not a
-// full validator: formats, minimums and additionalProperties=false are not checked.
+// A structural check against the real ACP v1 schema: the one the pinned npm SDK ships
+// (test/conformance/node_modules/@agentclientprotocol/sdk/schema/v1/schema.json after `npm ci` in
+// test/conformance, which scripts/test.sh runs; the repository keeps no copy). Its sha256 is pinned here, so
+// an SDK that changes its schema without a version bump fails a test instead of moving the goalposts. Every
+// key we write must be declared by the matching $defs entry, every required key present, every type and
+// const (enum value) as declared; and so must every message of our example conversation
+// (test/fixtures/acp/acp_examples.jsonl). Not a full validator: formats, minimums and
+// additionalProperties=false are not checked (the conformance suite validates with Ajv).
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -14,6 +19,7 @@
 #include "protocol/acp/session.h"
 #include "protocol/acp/session_update.h"
 #include "test/unit/protocol/acp_test_util.h"
+#include "tools/sha256.h"
 
 namespace agentd::protocol::acp {
 namespace {
@@ -22,8 +28,20 @@ using support::Json;
 using testing::json;
 using testing::written;
 
-const std::filesystem::path kSchemaPath =
-    std::filesystem::path(AGENTD_SOURCE_DIR) / ".." / "shared" / "reference" / "acp" / "sdk-2.4.0-v1" / "schema.json";
+// test/conformance/package.json pins the SDK version; package-lock.json pins its bytes.
+constexpr std::string_view kSdkVersion = "2.4.0";
+const std::filesystem::path kSdkDir =
+    std::filesystem::path(AGENTD_SOURCE_DIR) / "test/conformance/node_modules/@agentclientprotocol/sdk";
+const std::filesystem::path kSchemaPath = kSdkDir / "schema/v1/schema.json";
+// sha256 of schema/v1/schema.json in @agentclientprotocol/sdk 2.4.0 (as test/conformance/lib/schema.js).
+constexpr std::string_view kSchemaSha256 = "0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a";
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
 
 class SchemaCheck {
  public:
@@ -172,13 +190,16 @@ class AcpSchema : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!std::filesystem::exists(kSchemaPath)) {
-      GTEST_SKIP() << "no ACP schema at " << kSchemaPath
-                   << " (the shared reference set is not on this machine; the wire tests still run)";
+      GTEST_SKIP() << "the ACP SDK is not installed: run `npm ci` in test/conformance (scripts/test.sh does) "
+                      "to check against the schema it ships; looked for "
+                   << kSchemaPath;
     }
-    std::ifstream file(kSchemaPath);
-    std::stringstream text;
-    text << file.rdbuf();
-    auto parsed = support::parse_json(text.str());
+    const std::string text = read_text(kSchemaPath);
+    ASSERT_EQ(tools::sha256_hex(text), kSchemaSha256)
+        << kSchemaPath << " is not the schema SDK " << kSdkVersion
+        << " ships: a changed SDK needs its schema reviewed, then the new hash recorded here and in "
+           "test/conformance/lib/schema.js";
+    auto parsed = support::parse_json(text);
     ASSERT_TRUE(parsed) << parsed.error().message();
     schema_ = std::move(*parsed);
     ASSERT_TRUE(schema_["$defs"].is_object());
@@ -420,6 +441,57 @@ TEST_F(AcpSchema, EnumValuesAreTheSchemas) {
   EXPECT_EQ(our_names(PlanEntryPriority::low), schema_names("PlanEntryPriority"));
   EXPECT_EQ(our_names(PlanEntryStatus::completed), schema_names("PlanEntryStatus"));
   EXPECT_EQ(our_names(PermissionOptionKind::reject_always), schema_names("PermissionOptionKind"));
+}
+
+TEST_F(AcpSchema, TheInstalledSdkIsThePinnedOne) {
+  auto package = support::parse_json(read_text(kSdkDir / "package.json"));
+  ASSERT_TRUE(package) << package.error().message();
+  EXPECT_EQ((*package)["version"], Json(std::string(kSdkVersion)));
+}
+
+// Our example conversation is ACP as the schema defines it, message by message: requests and
+// notifications by method, results by the method of the request they answer.
+TEST_F(AcpSchema, EveryExampleMessage) {
+  std::ifstream file(std::filesystem::path(AGENTD_SOURCE_DIR) / "test/fixtures/acp/acp_examples.jsonl");
+  ASSERT_TRUE(file);
+  const std::map<std::string, std::pair<std::string, std::string>> kTypes = {
+      {"initialize", {"InitializeRequest", "InitializeResponse"}},
+      {"session/new", {"NewSessionRequest", "NewSessionResponse"}},
+      {"session/prompt", {"PromptRequest", "PromptResponse"}},
+      {"session/cancel", {"CancelNotification", ""}},
+      {"session/update", {"SessionNotification", ""}},
+      {"session/set_mode", {"SetSessionModeRequest", "SetSessionModeResponse"}},
+      {"session/set_config_option", {"SetSessionConfigOptionRequest", "SetSessionConfigOptionResponse"}},
+      {"session/list", {"ListSessionsRequest", "ListSessionsResponse"}},
+      {"session/resume", {"ResumeSessionRequest", "ResumeSessionResponse"}},
+      {"session/close", {"CloseSessionRequest", "CloseSessionResponse"}},
+      {"session/request_permission", {"RequestPermissionRequest", "RequestPermissionResponse"}},
+      {"fs/read_text_file", {"ReadTextFileRequest", "ReadTextFileResponse"}},
+      {"fs/write_text_file", {"WriteTextFileRequest", "WriteTextFileResponse"}},
+  };
+  std::map<std::pair<std::string, std::int64_t>, std::string> pending;  // (sender, id) -> method
+  std::string text;
+  int checked = 0;
+  while (std::getline(file, text)) {
+    const Json line = json(text);
+    const std::string& dir = line["dir"].as_string();
+    const Json& msg = line["msg"];
+    SCOPED_TRACE(dir + ": " + line["note"].as_string());
+    if (const Json* method = msg.find("method")) {
+      const auto type = kTypes.find(method->as_string());
+      ASSERT_NE(type, kTypes.end()) << method->as_string();
+      if (const Json* id = msg.find("id")) pending[{dir, id->as_int64()}] = method->as_string();
+      expect_valid(type->second.first, msg["params"]);
+    } else {
+      const auto request = pending.find({dir == "c2a" ? "a2c" : "c2a", msg["id"].as_int64()});
+      ASSERT_NE(request, pending.end()) << msg.dump();
+      expect_valid(kTypes.at(request->second).second, msg["result"]);
+      pending.erase(request);
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 30);
+  EXPECT_TRUE(pending.empty());
 }
 
 }  // namespace

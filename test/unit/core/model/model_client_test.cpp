@@ -1,4 +1,4 @@
-// ModelClient: the provider request bodies (against our fixtures and the shared reference requests), and
+// ModelClient: the provider request bodies (against our fixtures in test/fixtures/requests), and
 // whole streamed calls against the in-process mock model server over loopback: text and tool turns, the
 // retry loop (429 with retry-after, 529, 500, a drop before headers), failures that must not be retried,
 // stalls, and cancellation. Then connection reuse across calls, against a scripted server that counts
@@ -57,57 +57,56 @@ std::string read_text(const fs::path& path) {
   return out.str();
 }
 
-// ---- requests equivalent to the shared reference ones ----
+// ---- the requests that test/fixtures/requests/*_tool_turn.json hold as provider bodies ----
 
-ModelRequest anthropic_reference_request() {
+ModelRequest anthropic_tool_turn() {
   ModelRequest request;
-  request.system = "You are a coding agent working in a C++ repository.";
-  request.max_tokens = 8192;
+  request.system = "You are agentd, working in a Python service.";
+  request.max_tokens = 4096;
   request.tools = {
-      {"run_command", "Run a shell command in the workspace.",
-       parse(R"({"type":"object","properties":{"command":{"type":"string"},"timeout_ms":{"type":"integer"},
-                 "description":{"type":"string"}},"required":["command"]})")},
-      {"read_file", "Read part of a file.",
-       parse(R"({"type":"object","properties":{"path":{"type":"string"},"offset":{"type":"integer"},
-                 "limit":{"type":"integer"}},"required":["path"]})")},
+      {"shell", "Run a command in the project directory.",
+       parse(R"({"type":"object","properties":{"command":{"type":"string"},"timeout_s":{"type":"integer"}},
+                 "required":["command"]})")},
+      {"grep", "Search file contents.",
+       parse(R"({"type":"object","properties":{"pattern":{"type":"string"},"path":{"type":"string"}},
+                 "required":["pattern"]})")},
   };
-  request.messages.push_back({Role::user, {TextBlock{"Find the remaining TODOs."}}});
+  request.messages.push_back({Role::user, {TextBlock{"Why does test_parse_date fail?"}}});
   request.messages.push_back(
       {Role::assistant,
-       {TextBlock{"I'll search the sources for the remaining TODO markers first."},
-        ToolCallBlock{"toolu_01D7FkVr2sQm9LpXe4Zt6Ybn", "run_command",
-                      parse(R"j({"command":"grep -rn \"TODO\" src/ --include=*.cpp","timeout_ms":30000,
-                               "description":"Find remaining TODOs (naïve scan)"})j"),
-                      ""}}});
-  request.messages.push_back({Role::tool,
-                              {ToolResultBlock{"toolu_01D7FkVr2sQm9LpXe4Zt6Ybn",
-                                               "src/http/sse_parser.cpp:88: // TODO handle bare CR", false}}});
+       {TextBlock{"Running the failing test first."},
+        ToolCallBlock{"toolu_own_01", "shell",
+                      parse(R"({"command":"pytest -q tests/test_dates.py -k parse_date","timeout_s":120})"), ""}}});
+  // A failed tool run goes back marked as an error.
+  request.messages.push_back(
+      {Role::tool,
+       {ToolResultBlock{"toolu_own_01",
+                        "FAILED tests/test_dates.py::test_parse_date - ValueError: month must be in 1..12 (got 13)",
+                        true}}});
   return request;
 }
 
-ModelRequest openai_reference_request() {
+ModelRequest openai_tool_turn() {
   ModelRequest request;
-  request.system = "You are a coding agent working in a C++ repository.";
-  request.max_tokens = 4096;
+  request.system = "You are agentd, working in a Python service.";
+  request.max_tokens = 2048;
   request.tools = {
-      {"read_file", "Read part of a file.",
-       parse(R"({"type":"object","properties":{"path":{"type":"string"},"limit":{"type":"integer"}},
+      {"list_dir", "List a directory.",
+       parse(R"({"type":"object","properties":{"path":{"type":"string"}},"required":["path"]})")},
+      {"read_file", "Read a file from a line on.",
+       parse(R"({"type":"object","properties":{"path":{"type":"string"},"start_line":{"type":"integer"}},
                  "required":["path"]})")},
-      {"run_command", "Run a shell command.",
-       parse(R"({"type":"object","properties":{"command":{"type":"string"},"cwd":{"type":"string"}},
-                 "required":["command"]})")},
   };
-  request.messages.push_back({Role::user, {TextBlock{"Where does the SSE parser handle data lines?"}}});
-  request.messages.push_back({Role::assistant,
-                              {ToolCallBlock{"call_Q3vR8mXk2LpT9sWz1YbN4cHd", "read_file", Json(),
-                                             R"({"path":"src/http/sse_parser.cpp","limit":120})"},
-                               ToolCallBlock{"call_7HnW2kJd5FqX8rVt3MzL6pCs", "run_command", Json(),
-                                             R"({"command":"grep -n \"data:\" src/http/*.cpp","cwd":"."})"}}});
+  request.messages.push_back({Role::user, {TextBlock{"Which modules use the clock helper?"}}});
+  // Two parallel calls whose arguments stay the exact text the model streamed.
+  request.messages.push_back(
+      {Role::assistant,
+       {ToolCallBlock{"call_own_a", "list_dir", Json(), R"({"path":"app"})"},
+        ToolCallBlock{"call_own_b", "read_file", Json(), R"({"path":"app/clock.py","start_line":1})"}}});
   request.messages.push_back(
       {Role::tool,
-       {ToolResultBlock{"call_Q3vR8mXk2LpT9sWz1YbN4cHd", "// sse_parser.cpp (120 lines) ...", false},
-        ToolResultBlock{"call_7HnW2kJd5FqX8rVt3MzL6pCs",
-                        R"j(src/http/sse_parser.cpp:41:  if (line.starts_with("data:")))j", false}}});
+       {ToolResultBlock{"call_own_a", "clock.py\nmain.py\nutil/", false},
+        ToolResultBlock{"call_own_b", "import time\n\n\ndef now() -> float:\n    return time.time()\n", false}}});
   return request;
 }
 
@@ -115,31 +114,16 @@ TEST(ModelRequestBody, AnthropicMatchesOurFixture) {
   const auto config = default_model_config(Provider::anthropic, "claude-sonnet-4-5-20250929");
   const Json expected =
       parse(read_text(fs::path(AGENTD_SOURCE_DIR) / "test/fixtures/requests/anthropic_tool_turn.json"));
-  EXPECT_EQ(anthropic_request_body(config, anthropic_reference_request()), expected)
-      << anthropic_request_body(config, anthropic_reference_request()).dump();
+  EXPECT_EQ(anthropic_request_body(config, anthropic_tool_turn()), expected)
+      << anthropic_request_body(config, anthropic_tool_turn()).dump();
 }
 
 TEST(ModelRequestBody, OpenAiMatchesOurFixture) {
   const auto config = default_model_config(Provider::openai, "gpt-4.1-2025-04-14");
   const Json expected =
       parse(read_text(fs::path(AGENTD_SOURCE_DIR) / "test/fixtures/requests/openai_chat_tool_turn.json"));
-  EXPECT_EQ(openai_chat_request_body(config, openai_reference_request()), expected)
-      << openai_chat_request_body(config, openai_reference_request()).dump();
-}
-
-TEST(ModelRequestBody, MatchesSharedReference) {
-  const fs::path dir = fs::path(AGENTD_SOURCE_DIR) / "../shared/reference/sse";
-  if (!fs::exists(dir / "anthropic_request.json")) {
-    GTEST_SKIP() << "../shared/reference/sse is absent (a plain clone); test/fixtures/requests covers the same bodies";
-  }
-  EXPECT_EQ(anthropic_request_body(default_model_config(Provider::anthropic, "claude-sonnet-4-5-20250929"),
-                                   anthropic_reference_request()),
-            parse(read_text(dir / "anthropic_request.json")))
-      << "our fixture test/fixtures/requests/anthropic_tool_turn.json is a copy of it";
-  EXPECT_EQ(openai_chat_request_body(default_model_config(Provider::openai, "gpt-4.1-2025-04-14"),
-                                     openai_reference_request()),
-            parse(read_text(dir / "openai_chat_request.json")))
-      << "our fixture test/fixtures/requests/openai_chat_tool_turn.json is a copy of it";
+  EXPECT_EQ(openai_chat_request_body(config, openai_tool_turn()), expected)
+      << openai_chat_request_body(config, openai_tool_turn()).dump();
 }
 
 TEST(ModelRequestBody, ThinkingGoesBackVerbatimAndTemperatureIsOptional) {

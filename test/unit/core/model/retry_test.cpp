@@ -1,5 +1,5 @@
 // The retry policy: decisions as a table, backoff and jitter bounds with a seeded generator, Retry-After
-// parsing, and the mapping of recorded HTTP error responses (ours and the shared reference set) onto
+// parsing, and the mapping of our recorded HTTP error responses (test/fixtures/http) onto
 // ModelError.
 #include "core/model/retry.h"
 
@@ -49,7 +49,6 @@ std::optional<RawResponse> read_http_fixture(const std::filesystem::path& path) 
 }
 
 const std::filesystem::path kOurs = std::filesystem::path(AGENTD_SOURCE_DIR) / "test/fixtures/http";
-const std::filesystem::path kShared = std::filesystem::path(AGENTD_SOURCE_DIR) / "../shared/reference/sse";
 // A fixed "now" so HTTP-date arithmetic is exact.
 const auto kNow = std::chrono::sys_days(std::chrono::year(2015) / 10 / 21) + 7h + 27min + 50s;
 
@@ -227,9 +226,14 @@ TEST(RetryHttpErrors, OurFixtures) {
       {"anthropic_400_prompt_too_long.http", ErrorKind::context_too_long, false, std::nullopt, "invalid_request_error",
        "prompt is too long"},
       {"anthropic_401_auth.http", ErrorKind::auth, false, std::nullopt, "authentication_error", "x-api-key"},
+      {"anthropic_400_invalid_request.http", ErrorKind::invalid_request, false, std::nullopt, "invalid_request_error",
+       "tool_result"},
       {"openai_429_insufficient_quota.http", ErrorKind::rate_limited, false, std::nullopt, "insufficient_quota",
        "quota"},
       {"openai_429_retry_after_ms.http", ErrorKind::rate_limited, true, 1250ms, "rate_limit_exceeded", "Rate limit"},
+      // The retry-after header wins over the delay the message names.
+      {"openai_429_rate_limit_reset_headers.http", ErrorKind::rate_limited, true, 4000ms, "rate_limit_exceeded",
+       "tokens per min"},
       {"openai_400_context_length.http", ErrorKind::context_too_long, false, std::nullopt, "context_length_exceeded",
        "maximum context length"},
       {"openai_500_server_error.http", ErrorKind::server, true, std::nullopt, "server_error", "server had an error"},
@@ -238,23 +242,6 @@ TEST(RetryHttpErrors, OurFixtures) {
       {"gateway_503_date_no_retry.http", ErrorKind::server, false, 10000ms, "http_503", "maintenance"},
   };
   for (const Expected& e : cases) expect_mapping(kOurs, e);
-}
-
-TEST(RetryHttpErrors, SharedReferenceFixtures) {
-  if (!std::filesystem::exists(kShared / "anthropic_http_429_rate_limit.http")) {
-    GTEST_SKIP() << "../shared/reference/sse is absent (a plain clone); our own fixtures cover the same cases";
-  }
-  const Expected cases[] = {
-      {"anthropic_http_429_rate_limit.http", ErrorKind::rate_limited, true, 17000ms, "rate_limit_error", "rate limit"},
-      {"anthropic_http_529_overloaded.http", ErrorKind::overloaded, true, std::nullopt, "overloaded_error",
-       "Overloaded"},
-      {"anthropic_http_400_invalid_request.http", ErrorKind::invalid_request, false, std::nullopt,
-       "invalid_request_error", "tool_result"},
-      {"openai_http_429_rate_limit.http", ErrorKind::rate_limited, true, 4000ms, "rate_limit_exceeded", "3.06s"},
-      {"openai_http_429_insufficient_quota.http", ErrorKind::rate_limited, false, std::nullopt, "insufficient_quota",
-       "quota"},
-  };
-  for (const Expected& e : cases) expect_mapping(kShared, e);
 }
 
 TEST(RetryHttpErrors, ShouldRetryHeaderOverridesTheStatus) {
