@@ -331,6 +331,7 @@ AcpServer::Async<acp::SetSessionConfigOptionResponse> AcpServer::on_set_config_o
 
 // session/prompt is answered when its turn ends, which may be long after: the turn runs in our task
 // group, and a $/cancel_request for the prompt cancels the turn (answered `cancelled`, not an error).
+// NOLINTNEXTLINE(performance-unnecessary-value-param): the method table's handler shape takes requests by value
 void AcpServer::on_prompt(SessionPtr session, acp::PromptRequest r, protocol::Responder responder) {
   auto input = prompt_input(r.prompt);
   if (!input) {

@@ -268,7 +268,7 @@ void Peer::on_response(Response response) {
   }
 }
 
-void Peer::start_call(std::string method, std::string params_json, CallHandler handler) {
+void Peer::start_call(std::string method, const std::string& params_json, CallHandler handler) {
   auto& core = *core_;
   if (core.shut_down) {
     core.complete(std::move(handler), Error(Errc::cancelled, method + ": the connection is shutting down"));
@@ -293,7 +293,7 @@ void Peer::start_call(std::string method, std::string params_json, CallHandler h
 }
 
 asio::awaitable<Result<Json>> Peer::call(std::string method, Json params) {
-  co_return co_await async_call(std::move(method), std::move(params), asio::use_awaitable);
+  co_return co_await async_call(std::move(method), params, asio::use_awaitable);
 }
 
 void Peer::notify(std::string_view method, const Json& params) {

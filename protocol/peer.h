@@ -173,7 +173,7 @@ class Peer {
   auto async_call_raw(std::string method, std::string params_json, CompletionToken&& token) {
     return boost::asio::async_initiate<CompletionToken, void(Result<support::Json>)>(
         [this](auto handler, std::string m, std::string p) {
-          start_call(std::move(m), std::move(p),
+          start_call(std::move(m), p,
                      boost::asio::any_completion_handler<void(Result<support::Json>)>(std::move(handler)));
         },
         token, std::move(method), std::move(params_json));
@@ -224,7 +224,7 @@ class Peer {
   }
 
   void spawn_handler(boost::asio::awaitable<void> task, const CancelToken& token);
-  void start_call(std::string method, std::string params_json,
+  void start_call(std::string method, const std::string& params_json,
                   boost::asio::any_completion_handler<void(Result<support::Json>)> handler);
   static void log_bad_notification(const std::string& method, const std::string& message);
 

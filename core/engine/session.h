@@ -217,7 +217,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // then call the model and run its tool calls until it stops.
   struct TurnStart;
   struct ModelResponse;
-  TurnStart begin_turn(const PromptInput& input, support::CancelToken cancel);
+  TurnStart begin_turn(const PromptInput& input, const support::CancelToken& cancel);
   boost::asio::awaitable<support::Result<void>> end_turn(const TurnStart& turn,
                                                          const support::Result<TurnOutcome>& outcome,
                                                          support::Span& span);

@@ -133,7 +133,7 @@ asio::awaitable<Result<TurnOutcome>> Session::prompt(PromptInput input, CancelTo
                                 info_.id, running_->id));
   }
   auto self = shared_from_this();  // the session outlives its running turn, even if closed meanwhile
-  const TurnStart turn = begin_turn(input, std::move(cancel));
+  const TurnStart turn = begin_turn(input, cancel);
   TurnSpanSink sink(*engine_.store, turn.id);
   support::Tracer tracer(&sink);
   Result<TurnOutcome> outcome = TurnOutcome{};
@@ -164,9 +164,9 @@ asio::awaitable<Result<TurnOutcome>> Session::prompt(PromptInput input, CancelTo
   co_return outcome;
 }
 
-Session::TurnStart Session::begin_turn(const PromptInput& input, CancelToken cancel) {
+Session::TurnStart Session::begin_turn(const PromptInput& input, const CancelToken& cancel) {
   TurnStart turn{new_id("t"), input.text, is_slash_command(input.text), {}};
-  running_.emplace(RunningTurn{turn.id, std::make_unique<support::CancelSource>(std::move(cancel))});
+  running_.emplace(RunningTurn{turn.id, std::make_unique<support::CancelSource>(cancel)});
   turn.cancel = running_->cancel->token();
   events_->set_turn(turn.id);
   checkpoints_->begin_turn(turn.id);
