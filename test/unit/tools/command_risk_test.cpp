@@ -14,7 +14,7 @@ namespace {
 namespace fs = std::filesystem;
 
 RiskAssessment assess(std::string_view line, const fs::path& cwd = "/work/p") {
-  const std::vector<fs::path> roots = {"/work/p", "/work/shared-lib"};
+  const std::vector<fs::path> roots = {"/work/p", "/work/vendor-lib"};
   return assess_command_line(parse_shell_command(line), cwd, roots, "/home/me");
 }
 
@@ -32,7 +32,7 @@ TEST(CommandRisk, TableOfLines) {
       {"rm build/a.o", Risk::none},
       {"cat src/main.cpp > /dev/null 2>/dev/stderr", Risk::none},
       {"ls ../p/src", Risk::none},            // `..` that stays inside
-      {"cat ../shared-lib/x.h", Risk::none},  // an additional directory
+      {"cat ../vendor-lib/x.h", Risk::none},  // an additional directory
       {"grep -rn foo-r .", Risk::none},
       {"echo https://example.com/a/b", Risk::none},  // a URL is not a path, and echo reaches nothing
       // The network.
