@@ -6,6 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "core/engine/project_settings.h"
+#include "core/engine/turn_context.h"
+#include "core/engine/verification.h"
 #include "core/model/price_table.h"
 #include "core/support/log.h"
 #include "daemon/acp_server.h"
@@ -180,10 +183,15 @@ AcpServer::Async<ext::EventsReplayResult> AcpServer::on_events_replay(ext::Event
   co_return result;
 }
 
-// The engine builds this JSON itself (core::Session::preview_context); it is passed through.
+// The context package, selections and texts as core::turn_context_json shapes them, with the session.
 AcpServer::Async<support::Json> AcpServer::on_context_preview(SessionPtr session, ext::ContextPreviewRequest p,
                                                               CancelToken cancel) {
-  co_return co_await session->preview_context(std::move(p.input), std::move(cancel));
+  auto preview = co_await session->preview_context(std::move(p.input), std::move(cancel));
+  if (!preview) co_return std::move(preview).error();
+  support::Json out = core::turn_context_json(*preview->context, preview->system_prompt);
+  out["sessionId"] = session->id();
+  out["project"] = session->project();
+  co_return out;
 }
 
 // Trust a project's loosening settings as its config file has them now (daemon/trust.h); sessions
@@ -198,9 +206,14 @@ Result<ext::ProjectTrustResult> AcpServer::on_project_trust(const ext::ProjectTr
   return result;
 }
 
-// The engine builds this JSON itself (core::Session::verification_plan); it is passed through.
+// The discovery and suggestion as core::to_json(VerificationPlan) shapes them, with verify.auto's settings.
 AcpServer::Async<support::Json> AcpServer::on_verify_plan(SessionPtr session, ext::VerifyPlanRequest p, CancelToken) {
-  co_return co_await session->verification_plan(std::move(p.files));
+  auto report = co_await session->verification_plan(std::move(p.files));
+  if (!report) co_return std::move(report).error();
+  support::Json out = core::to_json(report->plan);
+  out["auto"] = std::string(core::auto_verify_name(report->mode));
+  out["rounds"] = report->rounds;
+  co_return out;
 }
 
 AcpServer::Async<ext::MemoryAddResult> AcpServer::on_memory_add(SessionPtr session, ext::MemoryAddRequest p,

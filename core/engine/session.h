@@ -158,8 +158,14 @@ class Session : public std::enable_shared_from_this<Session> {
   void stop_mcp_in_background();
 
   // `_agentd/verify/plan`: the project's verification commands and the one agentd would run for
-  // `files` (absolute or relative to the cwd; default: the files the session's last turn changed).
-  boost::asio::awaitable<support::Result<support::Json>> verification_plan(std::vector<std::string> files);
+  // `files` (absolute or relative to the cwd; default: the files the session's last turn changed),
+  // with the session's verify.auto settings. The ACP binding turns it into the wire object.
+  struct VerificationReport {
+    VerificationPlan plan;
+    AutoVerify mode = AutoVerify::off;
+    std::uint32_t rounds = 0;
+  };
+  boost::asio::awaitable<support::Result<VerificationReport>> verification_plan(std::vector<std::string> files);
 
   // Announces the slash commands (available_commands_update).
   void announce_commands();
@@ -185,8 +191,12 @@ class Session : public std::enable_shared_from_this<Session> {
   // `_agentd/context/preview`: what a turn with `input` would add to the request (pinned instructions,
   // skills, facts, the workspace context package) and the system prompt, without calling the model.
   // Ends with Errc::cancelled soon after `cancel` fires or session/cancel (cancel()) arrives.
-  boost::asio::awaitable<support::Result<support::Json>> preview_context(std::string input,
-                                                                         support::CancelToken cancel);
+  struct ContextPreview {
+    std::shared_ptr<const TurnContext> context;  // never null
+    std::string system_prompt;
+  };
+  boost::asio::awaitable<support::Result<ContextPreview>> preview_context(std::string input,
+                                                                          support::CancelToken cancel);
   // The project's remembered facts (/remember, /forget, `_agentd/memory/*`). remember() refuses empty,
   // oversized or non-UTF-8 text (invalid_argument); forget() of an unknown id is not_found.
   boost::asio::awaitable<support::Result<memory::Fact>> remember(std::string text);

@@ -146,7 +146,7 @@ asio::awaitable<Result<std::shared_ptr<const TurnContext>>> Session::gather_cont
   co_return gathered;
 }
 
-asio::awaitable<Result<Json>> Session::preview_context(std::string input, CancelToken cancel) {
+asio::awaitable<Result<Session::ContextPreview>> Session::preview_context(std::string input, CancelToken cancel) {
   co_await asio::dispatch(strand_, asio::use_awaitable);
   // The request's own cancellation ($/cancel_request), and session/cancel.
   support::CancelSource source(cancel);
@@ -154,10 +154,8 @@ asio::awaitable<Result<Json>> Session::preview_context(std::string input, Cancel
   auto gathered = co_await gather_context(std::move(input), true, source.token());
   if (source.cancelled()) co_return Error(Errc::cancelled, "the context preview was cancelled");
   if (!gathered) co_return std::move(gathered).error();
-  Json out = turn_context_json(**gathered, build_system_prompt(gathered->get()));
-  out["sessionId"] = info_.id;
-  out["project"] = project_;
-  co_return out;
+  std::string system_prompt = build_system_prompt(gathered->get());
+  co_return ContextPreview{std::move(*gathered), std::move(system_prompt)};
 }
 
 asio::awaitable<Result<Session::CompactionOutcome>> Session::compact(bool forced, std::uint64_t pinned_tokens,

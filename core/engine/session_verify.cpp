@@ -49,7 +49,7 @@ std::string string_of(const Json& value) { return value.is_string() ? value.as_s
 
 }  // namespace
 
-asio::awaitable<Result<Json>> Session::verification_plan(std::vector<std::string> files) {
+asio::awaitable<Result<Session::VerificationReport>> Session::verification_plan(std::vector<std::string> files) {
   co_await asio::dispatch(strand_, asio::use_awaitable);
   if (files.empty()) {
     files = running_ ? checkpoints_->turn_changed_files() : last_turn_changed_;
@@ -62,10 +62,7 @@ asio::awaitable<Result<Json>> Session::verification_plan(std::vector<std::string
   };
   VerificationPlan plan = co_await tools::run_off_loop(std::move(work));
   co_await asio::dispatch(strand_, asio::use_awaitable);
-  Json out = to_json(plan);
-  out["auto"] = std::string(auto_verify_name(settings_.verify.mode));
-  out["rounds"] = settings_.verify.rounds;
-  co_return out;
+  co_return VerificationReport{std::move(plan), settings_.verify.mode, settings_.verify.rounds};
 }
 
 asio::awaitable<std::optional<model::Message>> Session::auto_verify(const std::string& turn_id, CancelToken cancel,

@@ -1,5 +1,5 @@
 // ModelEvent: the engine's one stream of model output, whatever provider produced it. Each provider's
-// decoder (anthropic_stream, openai_stream, openai_responses_stream) maps its wire format onto these plain
+// decoder (anthropic_stream, openai_stream) maps its wire format onto these plain
 // structs; the engine, the ACP binding and the stream summary only ever see this file's types.
 #pragma once
 

@@ -247,25 +247,20 @@ StopReason openai_finish_reason(std::string_view raw, bool has_tool_calls) noexc
   return has_tool_calls ? StopReason::tool_use : StopReason::end_turn;
 }
 
-Usage openai_usage(const Json& usage, const OpenAiUsageNames& names) {
+Usage openai_chat_usage(const Json& usage) {
   Usage out;
-  const std::uint64_t input = uint_field(usage, names.input).value_or(0);
+  const std::uint64_t input = uint_field(usage, "prompt_tokens").value_or(0);
   std::uint64_t cached = 0;
-  if (const Json* details = object_field(usage, names.input_details)) {
+  if (const Json* details = object_field(usage, "prompt_tokens_details")) {
     cached = std::min(uint_field(*details, "cached_tokens").value_or(0), input);
   }
   out.input_tokens = input - cached;
   out.cache_read_tokens = cached;
-  out.output_tokens = uint_field(usage, names.output).value_or(0);
-  if (const Json* details = object_field(usage, names.output_details)) {
+  out.output_tokens = uint_field(usage, "completion_tokens").value_or(0);
+  if (const Json* details = object_field(usage, "completion_tokens_details")) {
     out.reasoning_output_tokens = uint_field(*details, "reasoning_tokens");
   }
   return out;
-}
-
-Usage openai_chat_usage(const Json& usage) {
-  return openai_usage(usage,
-                      {"prompt_tokens", "prompt_tokens_details", "completion_tokens", "completion_tokens_details"});
 }
 
 }  // namespace agentd::core::model

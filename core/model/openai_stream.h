@@ -53,14 +53,4 @@ StopReason openai_finish_reason(std::string_view raw, bool has_tool_calls) noexc
 // Usage from a Chat Completions `usage` object: input excludes prompt_tokens_details.cached_tokens.
 Usage openai_chat_usage(const support::Json& usage);
 
-// OpenAI's usage objects differ between its APIs only in their names (prompt/completion in Chat
-// Completions, input/output in the Responses API); one reader serves both.
-struct OpenAiUsageNames {
-  std::string_view input;          // total input tokens, cached ones included
-  std::string_view input_details;  // holds cached_tokens
-  std::string_view output;
-  std::string_view output_details;  // holds reasoning_tokens
-};
-Usage openai_usage(const support::Json& usage, const OpenAiUsageNames& names);
-
 }  // namespace agentd::core::model

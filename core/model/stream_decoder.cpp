@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "core/model/anthropic_stream.h"
-#include "core/model/openai_responses_stream.h"
 #include "core/model/openai_stream.h"
 
 namespace agentd::core::model {
@@ -14,13 +13,12 @@ std::string_view wire_protocol_name(WireProtocol protocol) noexcept {
   switch (protocol) {
     case WireProtocol::anthropic_messages: return "anthropic-messages";
     case WireProtocol::openai_chat: return "openai-chat";
-    case WireProtocol::openai_responses: return "openai-responses";
   }
   return "anthropic-messages";
 }
 
 std::optional<WireProtocol> parse_wire_protocol(std::string_view name) noexcept {
-  for (const auto p : {WireProtocol::anthropic_messages, WireProtocol::openai_chat, WireProtocol::openai_responses}) {
+  for (const auto p : {WireProtocol::anthropic_messages, WireProtocol::openai_chat}) {
     if (wire_protocol_name(p) == name) return p;
   }
   return std::nullopt;
@@ -61,7 +59,6 @@ std::unique_ptr<StreamDecoder> make_stream_decoder(WireProtocol protocol) {
   switch (protocol) {
     case WireProtocol::anthropic_messages: return std::make_unique<AnthropicStream>();
     case WireProtocol::openai_chat: return std::make_unique<OpenAiChatStream>();
-    case WireProtocol::openai_responses: return std::make_unique<OpenAiResponsesStream>();
   }
   return nullptr;
 }

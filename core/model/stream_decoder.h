@@ -16,7 +16,7 @@
 namespace agentd::core::model {
 
 // The wire formats we can decode. Names match the `protocol` field of the reference fixtures.
-enum class WireProtocol { anthropic_messages, openai_chat, openai_responses };
+enum class WireProtocol { anthropic_messages, openai_chat };
 std::string_view wire_protocol_name(WireProtocol protocol) noexcept;
 std::optional<WireProtocol> parse_wire_protocol(std::string_view name) noexcept;
 

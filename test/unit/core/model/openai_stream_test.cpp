@@ -1,4 +1,4 @@
-// OpenAiChatStream (and the Responses decoder) rules beyond the fixtures: finish_reason mapping, usage
+// OpenAiChatStream rules beyond the fixtures: finish_reason mapping, usage
 // arithmetic, error objects, the tool-call correlation rules for local servers, and how a stream may end.
 #include "core/model/openai_stream.h"
 
@@ -7,7 +7,6 @@
 
 #include <gtest/gtest.h>
 
-#include "core/model/openai_responses_stream.h"
 #include "core/model/stream_summary.h"
 #include "test/unit/core/model/stream_test_util.h"
 
@@ -212,48 +211,6 @@ TEST(OpenAiChatStream, ToolCallsCloseAtFinishReasonBeforeUsageArrives) {
   ASSERT_EQ(events.size(), 2u);
   EXPECT_TRUE(std::holds_alternative<ToolCallDone>(events[1])) << "the engine may start the tool right away";
   EXPECT_FALSE(decoder->done()) << "the usage chunk and [DONE] are still to come";
-}
-
-TEST(OpenAiResponsesStream, FailedAndIncomplete) {
-  const auto failed = summarize(decode_whole(
-      WireProtocol::openai_responses,
-      "event: response.failed\ndata: " +
-          std::string(
-              R"({"type":"response.failed","response":{"status":"failed","error":{"code":"server_error","message":"boom"}}})") +
-          "\n\n"));
-  ASSERT_TRUE(failed.error);
-  EXPECT_EQ(failed.error->kind, ErrorKind::server);
-  EXPECT_EQ(failed.error->message, "boom");
-
-  const auto incomplete = summarize(decode_whole(
-      WireProtocol::openai_responses,
-      "event: response.output_text.delta\ndata: " +
-          std::string(R"({"type":"response.output_text.delta","output_index":0,"delta":"cut"})") +
-          "\n\nevent: response.incomplete\ndata: " +
-          R"({"type":"response.incomplete","response":{"incomplete_details":{"reason":"max_output_tokens"},"usage":{"input_tokens":3,"output_tokens":1}}})" +
-          "\n\n"));
-  EXPECT_TRUE(incomplete.complete);
-  EXPECT_EQ(incomplete.stop_reason, StopReason::max_tokens);
-  EXPECT_EQ(incomplete.stop_reason_raw, "max_output_tokens");
-  ASSERT_TRUE(incomplete.usage);
-  EXPECT_EQ(incomplete.usage->input_tokens, 3u);
-
-  const auto truncated = summarize(decode_whole(WireProtocol::openai_responses, ""));
-  ASSERT_TRUE(truncated.error);
-  EXPECT_EQ(truncated.error->kind, ErrorKind::stream_truncated);
-}
-
-TEST(OpenAiResponsesStream, ErrorEventCarriesRetryDelayFromMessage) {
-  const auto summary = summarize(decode_whole(
-      WireProtocol::openai_responses,
-      "event: error\ndata: " +
-          std::string(
-              R"({"type":"error","code":"rate_limit_exceeded","message":"Slow down. Please try again in 3.45s."})") +
-          "\n\n"));
-  ASSERT_TRUE(summary.error);
-  EXPECT_EQ(summary.error->kind, ErrorKind::rate_limited);
-  EXPECT_TRUE(summary.error->retryable);
-  EXPECT_EQ(summary.error->retry_after, std::chrono::milliseconds(3450));
 }
 
 }  // namespace

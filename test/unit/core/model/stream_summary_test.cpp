@@ -114,7 +114,7 @@ TEST(StreamDecoderHelpers, ParseToolInput) {
 }
 
 TEST(StreamDecoderHelpers, ProtocolNamesRoundTrip) {
-  for (const auto p : {WireProtocol::anthropic_messages, WireProtocol::openai_chat, WireProtocol::openai_responses}) {
+  for (const auto p : {WireProtocol::anthropic_messages, WireProtocol::openai_chat}) {
     EXPECT_EQ(parse_wire_protocol(wire_protocol_name(p)), p);
   }
   EXPECT_FALSE(parse_wire_protocol("gemini"));
