@@ -1,7 +1,7 @@
-// Helpers for tests that drive the real agentd binary against the in-process mock model: start it
-// pointed at a mock server, read its messages as JSON, and make requests while collecting the
-// notifications and agent-to-client requests that arrive in between. Header-only: AGENTD_BIN is
-// defined per test target (test/CMakeLists.txt).
+// Helpers for tests that drive agentd against the in-process mock model, as the real binary or in this
+// process (acp_client.h): start it pointed at a mock server, read its messages as JSON, and make requests
+// while collecting the notifications and agent-to-client requests that arrive in between. Header-only:
+// AGENTD_BIN is defined per test target (test/CMakeLists.txt).
 #pragma once
 
 #include <chrono>
@@ -34,7 +34,9 @@ inline std::unique_ptr<ChildProcess> start_agentd_with_mock(const TempDir& dir, 
 }
 
 // The next message agentd writes, parsed; null (and a test failure) when none comes within 10 s.
-inline support::Json next_message(ChildProcess& agentd) {
+// `Agent` is a ChildProcess (the binary) or an AcpClient (in-process, acp_client.h).
+template <class Agent>
+support::Json next_message(Agent& agentd) {
   auto line = agentd.read_line(std::chrono::seconds(10));
   EXPECT_TRUE(line) << "agentd wrote nothing; stderr:\n" << agentd.stderr_text();
   if (!line) return {};
@@ -45,8 +47,9 @@ inline support::Json next_message(ChildProcess& agentd) {
 
 // Sends a request and returns its response. Every other message that arrives first is passed to
 // `on_other` (notifications, agentd's own requests), which may answer them.
-inline support::Json request(ChildProcess& agentd, int id, std::string_view method, const std::string& params,
-                             const std::function<void(const support::Json&)>& on_other = {}) {
+template <class Agent>
+support::Json request(Agent& agentd, int id, std::string_view method, const std::string& params,
+                      const std::function<void(const support::Json&)>& on_other = {}) {
   EXPECT_TRUE(agentd.write(R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":")" + std::string(method) +
                            R"(","params":)" + params + "}\n"));
   for (;;) {

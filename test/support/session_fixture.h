@@ -1,6 +1,6 @@
-// One agentd process against the in-process mock model with one session open in <tmp>/work: what the
-// end-to-end daemon tests share. `prepare` fills the workspace before agentd starts; the mock plays
-// `exchanges` (the JSON of a mock script's "exchanges" list) in order. Header-only, like agentd_process.h.
+// agentd in this process (acp_client.h) against the in-process mock model, with one session open in
+// <tmp>/work: what the engine's end-to-end tests share. `prepare` fills the workspace before agentd starts; the mock
+// plays `exchanges` (the JSON of a mock script's "exchanges" list) in order. Header-only, like agentd_process.h.
 #pragma once
 
 #include <filesystem>
@@ -15,6 +15,7 @@
 
 #include "core/support/json.h"
 #include "test/mock_model/mock_model_server.h"
+#include "test/support/acp_client.h"
 #include "test/support/agentd_process.h"
 #include "test/support/temp_dir.h"
 
@@ -37,10 +38,24 @@ inline std::string text_reply(std::string_view name, std::string_view text) {
   return exchange.dump();
 }
 
+// agentd in this process, set up as start_agentd_with_mock sets up the binary: its database, HOME and
+// config under `dir`, the model anthropic:claude-sonnet-4-5 at `model_url`.
+inline std::unique_ptr<AcpClient> start_in_process_with_mock(const TempDir& dir, const std::string& model_url) {
+  AcpClient::Options options;
+  options.db_path = dir.file("agentd.db");
+  options.env = {{"ANTHROPIC_BASE_URL", model_url},
+                 {"ANTHROPIC_API_KEY", "test"},
+                 {"AGENTD_MODEL", "anthropic:claude-sonnet-4-5"},
+                 {"AGENTD_LOG", "warn"},
+                 {"HOME", dir.file("home")},
+                 {"XDG_CONFIG_HOME", dir.file("config")}};
+  return std::make_unique<AcpClient>(options);
+}
+
 struct SessionFixture {
   TempDir dir;
   std::unique_ptr<mock_model::MockModelServer> mock;
-  std::unique_ptr<ChildProcess> agentd;
+  std::unique_ptr<AcpClient> agentd;
   std::string session;
   int next_id = 10;
 
@@ -55,7 +70,7 @@ struct SessionFixture {
     EXPECT_TRUE(server);
     if (!server) return;
     mock = std::move(*server);
-    agentd = start_agentd_with_mock(dir, mock->url());
+    agentd = start_in_process_with_mock(dir, mock->url());
     request(*agentd, 0, "initialize", R"({"protocolVersion":1,"clientCapabilities":{}})");
     support::Json created =
         request(*agentd, 1, "session/new", R"({"cwd":")" + dir.file("work") + R"(","mcpServers":[]})");

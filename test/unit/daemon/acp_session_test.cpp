@@ -12,6 +12,7 @@
 #include "core/support/json.h"
 #include "test/mock_model/mock_model_server.h"
 #include "test/support/agentd_process.h"
+#include "test/support/session_fixture.h"
 #include "test/support/temp_dir.h"
 
 namespace agentd {
@@ -39,7 +40,7 @@ constexpr std::string_view kPlainScript = R"({"exchanges": [
 struct Fixture {
   testing::TempDir dir;
   std::unique_ptr<mock_model::MockModelServer> mock;
-  std::unique_ptr<testing::ChildProcess> agentd;
+  std::unique_ptr<testing::AcpClient> agentd;
   std::string session;
 
   Fixture(bool client_reads_files, std::string_view script_text) {
@@ -50,7 +51,7 @@ struct Fixture {
     auto server = mock_model::MockModelServer::start(std::move(*script));
     EXPECT_TRUE(server);
     mock = std::move(*server);
-    agentd = testing::start_agentd_with_mock(dir, mock->url());
+    agentd = testing::start_in_process_with_mock(dir, mock->url());
     request(*agentd, 0, "initialize",
             std::string(R"({"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":)") +
                 (client_reads_files ? "true" : "false") + R"(,"writeTextFile":false}}})");

@@ -10,6 +10,7 @@
 #include "core/support/json.h"
 #include "test/mock_model/mock_model_server.h"
 #include "test/support/agentd_process.h"
+#include "test/support/session_fixture.h"
 #include "test/support/temp_dir.h"
 
 namespace agentd {
@@ -37,7 +38,7 @@ std::string slurp(const fs::path& path) {
 struct Fixture {
   testing::TempDir dir;
   std::unique_ptr<mock_model::MockModelServer> mock;
-  std::unique_ptr<testing::ChildProcess> agentd;
+  std::unique_ptr<testing::AcpClient> agentd;
   std::string session;
   fs::path work;
   int next_id = 0;
@@ -51,7 +52,7 @@ struct Fixture {
     auto server = mock_model::MockModelServer::start(std::move(*script));
     EXPECT_TRUE(server);
     mock = std::move(*server);
-    agentd = testing::start_agentd_with_mock(dir, mock->url());
+    agentd = testing::start_in_process_with_mock(dir, mock->url());
     call("initialize", R"({"protocolVersion":1,"clientCapabilities":{}})");
     Json created = call("session/new", R"({"cwd":")" + work.string() + R"(","mcpServers":[]})");
     session = created["result"]["sessionId"].is_string() ? created["result"]["sessionId"].as_string() : "";

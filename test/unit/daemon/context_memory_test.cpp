@@ -207,9 +207,7 @@ TEST(ContextAndMemory, ACompactionCanBeCancelled) {
   f.agentd->write(R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
                   R"(,"method":"session/prompt","params":{"sessionId":")" + f.session +
                   R"(","prompt":[{"type":"text","text":"/compact"}]}})" + "\n");
-  for (int i = 0; i < 500 && f.mock->requests().size() < 4; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  for (int i = 0; i < 500 && f.mock->requests().size() < 4; ++i) f.agentd->run_for(std::chrono::milliseconds(10));
   ASSERT_EQ(f.mock->requests().size(), 4U);
   f.agentd->write(R"({"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":")" + f.session + "\"}}\n");
   Json compacted;
@@ -257,9 +255,9 @@ TEST(ContextAndMemory, TheSummaryOutlivesARestart) {
   f.prompt("/compact");
   ASSERT_EQ(f.mock->requests().size(), 4U);
 
-  // A new process on the same database loads the session: the summary, not the turn, is sent.
+  // A new agentd on the same database loads the session: the summary, not the turn, is sent.
   f.agentd.reset();
-  f.agentd = testing::start_agentd_with_mock(f.dir, f.mock->url());
+  f.agentd = testing::start_in_process_with_mock(f.dir, f.mock->url());
   request(*f.agentd, 0, "initialize", R"({"protocolVersion":1,"clientCapabilities":{}})");
   Json loaded =
       request(*f.agentd, 1, "session/load",

@@ -11,6 +11,7 @@
 #include "core/support/json.h"
 #include "test/mock_model/mock_model_server.h"
 #include "test/support/agentd_process.h"
+#include "test/support/session_fixture.h"
 #include "test/support/temp_dir.h"
 
 namespace agentd {
@@ -35,7 +36,7 @@ std::int64_t now_ms() {
 struct Fixture {
   testing::TempDir dir;
   std::unique_ptr<mock_model::MockModelServer> mock;
-  std::unique_ptr<testing::ChildProcess> agentd;
+  std::unique_ptr<testing::AcpClient> agentd;
   int next_id = 1;
 
   Fixture() {
@@ -49,7 +50,7 @@ struct Fixture {
     auto server = mock_model::MockModelServer::start(std::move(*script));
     EXPECT_TRUE(server);
     mock = std::move(*server);
-    agentd = testing::start_agentd_with_mock(dir, mock->url());
+    agentd = testing::start_in_process_with_mock(dir, mock->url());
     call("initialize", R"({"protocolVersion":1,"clientCapabilities":{}})");
   }
   Json call(std::string_view method, const std::string& params) { return request(*agentd, next_id++, method, params); }

@@ -10,6 +10,7 @@
 #include "core/support/json.h"
 #include "test/mock_model/mock_model_server.h"
 #include "test/support/agentd_process.h"
+#include "test/support/session_fixture.h"
 #include "test/support/temp_dir.h"
 
 namespace agentd {
@@ -29,7 +30,7 @@ constexpr std::string_view kScript = R"({"loop": true, "exchanges": [
 struct Fixture {
   testing::TempDir dir;
   std::unique_ptr<mock_model::MockModelServer> mock;
-  std::unique_ptr<testing::ChildProcess> agentd;
+  std::unique_ptr<testing::AcpClient> agentd;
 
   explicit Fixture(std::string_view project_config = "") {
     std::filesystem::create_directories(dir.file("work/.agentd"));
@@ -39,7 +40,7 @@ struct Fixture {
     auto server = mock_model::MockModelServer::start(std::move(*script));
     EXPECT_TRUE(server);
     mock = std::move(*server);
-    agentd = testing::start_agentd_with_mock(dir, mock->url());
+    agentd = testing::start_in_process_with_mock(dir, mock->url());
     request(*agentd, 0, "initialize", R"({"protocolVersion":1,"clientCapabilities":{}})");
   }
   std::string new_session(int id, const std::string& project = "work") {

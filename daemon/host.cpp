@@ -1,0 +1,150 @@
+#include "daemon/host.h"
+
+#include <chrono>
+#include <stdexcept>
+#include <utility>
+
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "core/engine/engine_store.h"
+#include "core/engine/session_manager.h"
+#include "core/engine/system_rules.h"
+#include "core/model/http_client.h"
+#include "core/support/log.h"
+#include "daemon/acp_server.h"
+#include "daemon/config.h"
+#include "protocol/peer.h"
+#include "storage/database.h"
+#include "storage/db_worker.h"
+#include "tools/builtin/builtin_tools.h"
+#include "tools/verify/verify_tool.h"
+
+namespace agentd::daemon {
+
+namespace asio = boost::asio;
+namespace log = support::log;
+using namespace boost::asio::experimental::awaitable_operators;
+
+namespace {
+constexpr auto kShutdownGrace = std::chrono::milliseconds(2000);
+// Stopping MCP servers: closed stdin, then SIGTERM after 2 s, SIGKILL 2 s later (tools/mcp).
+constexpr auto kMcpShutdownGrace = std::chrono::milliseconds(5000);
+
+core::EngineContext engine_context(asio::io_context& io, core::EngineStore& store, core::model::HttpClient& http,
+                                   const HostOptions& options) {
+  core::EngineContext engine;
+  engine.executor = io.get_executor();
+  engine.store = &store;
+  engine.http = &http;
+  // Each session gets the builtin tools and `verify`, with its own project's shell settings.
+  engine.install_tools = [](tools::ToolRegistry& registry,
+                            const core::ProjectSettings& settings) -> support::Result<void> {
+    AGENTD_TRY_VOID(tools::register_builtin_tools(registry, settings.shell));
+    return registry.add(tools::verify::make_verify_tool(settings.shell));
+  };
+  engine.system_rules = std::string(core::system_rules());
+  engine.workspace_index = std::make_shared<core::context::WorkspaceIndex>();
+  // Each session reads its own project's layers (user file, <cwd>/.agentd/config.json, --config, the
+  // environment and --model) when it is created or loaded.
+  engine.project_settings = [options](const std::string& cwd) -> support::Result<core::ProjectSettings> {
+    auto loaded =
+        load_config(ConfigInputs{options.user_config_file, cwd, options.config_file, options.model, options.env});
+    if (!loaded) return std::move(loaded).error();
+    for (const auto& source : loaded->sources) log::debug("config for {}: read {}", cwd, source);
+    if (loaded->project_trust && !loaded->project_trust->trusted) {
+      log::warn("{}", untrusted_message(*loaded->project_trust));
+    }
+    if (options.fixed_model) {
+      // Every name is the fixed model (--demo's scripted server needs no key).
+      const std::string name =
+          std::string(core::model::provider_name(options.fixed_model->provider)) + ":" + options.fixed_model->model;
+      loaded->models.clear();
+      loaded->models[name] = *options.fixed_model;
+      loaded->model = name;
+    }
+    return project_settings(std::move(*loaded), options.fixed_model);
+  };
+  return engine;
+}
+}  // namespace
+
+// Declaration order is destruction order, reversed: everything that may queue database work is
+// destroyed before `flush` runs the worker dry, and that happens while `io` (whose handlers the
+// queued work holds) still exists; `store` and `worker` outlive `io` as they always did.
+struct Host::Parts {
+  storage::DbWorker worker;
+  core::EngineStore store;
+  asio::io_context io{1};
+  struct FlushBeforeLoopEnds {
+    storage::DbWorker& worker;
+    explicit FlushBeforeLoopEnds(storage::DbWorker& w) : worker(w) {}
+    FlushBeforeLoopEnds(const FlushBeforeLoopEnds&) = delete;
+    FlushBeforeLoopEnds& operator=(const FlushBeforeLoopEnds&) = delete;
+    ~FlushBeforeLoopEnds() { worker.flush(); }
+  } flush{worker};
+  std::unique_ptr<core::model::HttpClient> http;
+  core::EngineContext engine;
+  core::SessionManager sessions;
+  Output output;
+  protocol::Peer peer;
+  AcpServer server;
+
+  Parts(std::unique_ptr<storage::Connection> db, const HostOptions& options)
+      : worker(std::move(db)),
+        store(worker),
+        http(make_http(io)),
+        engine(engine_context(io, store, *http, options)),
+        sessions(engine),
+        peer(io.get_executor(),
+             [this](const std::string& message) {
+               if (output) output(message);
+             }),
+        server(peer, sessions) {}
+
+  static std::unique_ptr<core::model::HttpClient> make_http(asio::io_context& io) {
+    // Without extra CA certificates (agentd passes none) create() has nothing that can fail.
+    auto http = core::model::HttpClient::create(io.get_executor(), core::model::HttpClientOptions{});
+    if (!http) throw std::runtime_error(http.error().message());
+    return std::move(*http);
+  }
+};
+
+support::Result<std::unique_ptr<Host>> Host::create(const HostOptions& options) {
+  auto db = storage::open_database(storage::DatabaseOptions{options.db_path});
+  if (!db) return std::move(db).error();
+  log::debug("database {} ready", options.db_path);
+  // All SQLite work from here on happens on the worker's thread, group-committed.
+  try {
+    return std::unique_ptr<Host>(
+        new Host(std::make_unique<Parts>(std::make_unique<storage::Connection>(std::move(*db)), options)));
+  } catch (const std::exception& e) {
+    return support::make_error(support::Errc::internal, "cannot start: {}", e.what());
+  }
+}
+
+Host::Host(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {}
+Host::~Host() = default;
+
+asio::io_context& Host::io() noexcept { return parts_->io; }
+protocol::Peer& Host::peer() noexcept { return parts_->peer; }
+void Host::connect(Output output) { parts_->output = std::move(output); }
+
+asio::awaitable<void> Host::shutdown() {
+  log::debug("input closed; cancelling work in progress");
+  parts_->server.cancel_all();
+  parts_->peer.shutdown();
+  // Handlers were cancelled; one that ignores it must not keep the process alive. After the grace
+  // period the caller stops the loop and destroys what is left.
+  asio::steady_timer grace(parts_->io, kShutdownGrace);
+  const auto joined =
+      co_await ((parts_->peer.join() && parts_->server.join()) || grace.async_wait(asio::use_awaitable));
+  if (joined.index() == 1)
+    log::warn("handlers still running {} ms after cancellation; stopping anyway", kShutdownGrace.count());
+  // MCP servers are our children: stop them (gracefully, then by force) before we go.
+  asio::steady_timer mcp_grace(parts_->io, kMcpShutdownGrace);
+  co_await (parts_->sessions.stop_all() || mcp_grace.async_wait(asio::use_awaitable));
+}
+
+}  // namespace agentd::daemon
