@@ -1,6 +1,7 @@
-// Paths and line numbers from error output pasted into a prompt: compiler diagnostics, sanitizer, gdb and
-// valgrind frames (C/C++), Python tracebacks, Node, Java, Go and Rust stacks. Pure text in, frames out; the
-// retrieval pipeline resolves the paths against the workspace.
+// Stack traces from error output pasted into a prompt: compiler diagnostics, sanitizer, gdb and valgrind
+// frames (C/C++), Python tracebacks, Node, Java, Go and Rust stacks. Each line's locations come from the
+// shared locator (tools/verify/locator.h); this file groups them into traces and orders them by depth.
+// Pure text in, frames out; the retrieval pipeline resolves the paths against the workspace.
 #pragma once
 
 #include <cstddef>
@@ -8,10 +9,14 @@
 #include <string_view>
 #include <vector>
 
+#include "tools/verify/locator.h"
+
 namespace agentd::core::context {
 
-enum class StackFormat { compiler, sanitizer, gdb, valgrind, python, node, java, go, rust, generic };
-std::string_view stack_format_name(StackFormat format) noexcept;
+using StackFormat = tools::verify::LocationFormat;
+inline std::string_view stack_format_name(StackFormat format) noexcept {
+  return tools::verify::location_format_name(format);
+}
 
 struct StackFrame {
   std::string path;  // as written ("/home/ci/proj/src/x.py", "src/x.rs", Java: "C.java")

@@ -1,13 +1,13 @@
 #include "core/engine/verification.h"
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "core/engine/project_settings.h"
+#include "tools/verify/locator.h"
 
 namespace agentd::core {
 
@@ -84,19 +84,6 @@ bool is_verification_call(std::string_view tool, const Json& input, const verify
 
 namespace {
 
-bool path_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' || c == '.' || c == '/';
-}
-
-constexpr std::string_view kSourceExtensions[] = {".py",  ".js",   ".mjs", ".cjs", ".ts",   ".tsx", ".jsx",
-                                                  ".go",  ".rs",   ".c",   ".cc",  ".cpp",  ".cxx", ".h",
-                                                  ".hpp", ".java", ".rb",  ".kt",  ".swift"};
-
-bool has_source_extension(std::string_view path) {
-  return std::any_of(std::begin(kSourceExtensions), std::end(kSourceExtensions),
-                     [path](std::string_view ext) { return path.ends_with(ext); });
-}
-
 // "calc" from test_calc.py, calc_test.py, calc.test.js, calc.spec.ts, calc_test.go, calc_test.cpp.
 std::string subject_stem(const std::string& path) {
   std::string stem = fs::path(path).stem().string();
@@ -122,24 +109,7 @@ bool same_file(const std::string& location, const std::string& changed) {
 
 }  // namespace
 
-std::vector<std::string> failure_locations(std::string_view output) {
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < output.size(); ++i) {
-    if (output[i] != ':') continue;
-    // `path:` followed by a digit (path:line) or a second colon (pytest's path::test).
-    const bool line = i + 1 < output.size() && std::isdigit(static_cast<unsigned char>(output[i + 1])) != 0;
-    const bool node = i + 1 < output.size() && output[i + 1] == ':';
-    if (!line && !node) continue;
-    std::size_t start = i;
-    while (start > 0 && path_char(output[start - 1])) --start;
-    std::string path(output.substr(start, i - start));
-    // file:///abs/path:1:2 in node stacks: the scheme is not part of the path.
-    if (path.starts_with("//")) path.erase(0, 2);
-    if (path.empty() || !has_source_extension(path)) continue;
-    if (std::find(out.begin(), out.end(), path) == out.end()) out.push_back(std::move(path));
-  }
-  return out;
-}
+std::vector<std::string> failure_locations(std::string_view output) { return verify::failure_paths(output); }
 
 bool failure_touches_change(const std::vector<std::string>& locations, const std::vector<std::string>& changed_files) {
   if (locations.empty()) return true;

@@ -36,7 +36,8 @@ std::string render_verification_context(const VerificationPlan& plan);
 bool is_verification_call(std::string_view tool, const support::Json& input, const tools::verify::Discovery* discovery);
 
 // The source paths a runner's important output names as failing (`tests/test_x.py:12`,
-// `FAILED tests/test_x.py::test_y`, `src/calc.js:3:9`), relative as printed, each once.
+// `FAILED tests/test_x.py::test_y`, `src/calc.js:3:9`), relative as printed, each once: the shared
+// locator's failure_paths (tools/verify/locator.h).
 std::vector<std::string> failure_locations(std::string_view important_output);
 
 // Whether a failure concerns the changed files: a location is a changed file, or a test of one
