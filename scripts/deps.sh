@@ -10,6 +10,7 @@ packages=(
   libboost1.81-dev libsimdjson-dev libfmt-dev libsqlite3-dev libssl-dev
   libre2-dev
   libedit-dev  # the agent CLI's line editing and history (BSD licensed)
+  libcli11-dev  # command-line parsing of agentd and agent (header-only, BSD licensed)
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   ripgrep

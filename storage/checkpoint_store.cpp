@@ -17,7 +17,7 @@ CheckpointRecord read_checkpoint(const Statement& s) {
   c.session_id = s.column_string(1);
   c.seq = s.column_int64(2);
   if (!s.is_null(3)) c.turn_id = s.column_string(3);
-  c.kind = s.column_text(4) == "restore" ? CheckpointKind::restore : CheckpointKind::turn;
+  c.kind = support::enum_from_name<CheckpointKind>(s.column_text(4)).value_or(CheckpointKind::turn);
   if (!s.is_null(5)) c.restores_seq = s.column_int64(5);
   c.created_at_ms = s.column_int64(6);
   return c;
@@ -45,9 +45,15 @@ void bind_optional(Statement& s, int index, const std::optional<std::string>& va
 
 }  // namespace
 
-std::string_view checkpoint_kind_name(CheckpointKind kind) noexcept {
-  return kind == CheckpointKind::restore ? "restore" : "turn";
-}
+constexpr support::EnumName<CheckpointKind> kCheckpointKindNames[] = {
+    {CheckpointKind::turn, "turn"},
+    {CheckpointKind::restore, "restore"},
+};
+static_assert(support::names_every_value(kCheckpointKindNames, CheckpointKind::restore));
+
+std::span<const support::EnumName<CheckpointKind>> enum_names(CheckpointKind) noexcept { return kCheckpointKindNames; }
+
+std::string_view checkpoint_kind_name(CheckpointKind kind) noexcept { return support::enum_name(kind, "turn"); }
 
 Result<void> CheckpointStore::put_blob(std::string_view hash, std::string_view bytes) {
   // Content-addressed: a hash already present names these same bytes, so there is nothing to write.

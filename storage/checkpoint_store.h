@@ -9,12 +9,14 @@
 #include <string_view>
 #include <vector>
 
+#include "core/support/enum_names.h"
 #include "storage/sqlite.h"
 
 namespace agentd::storage {
 
 enum class CheckpointKind { turn, restore };
 std::string_view checkpoint_kind_name(CheckpointKind kind) noexcept;
+std::span<const support::EnumName<CheckpointKind>> enum_names(CheckpointKind) noexcept;
 
 struct FileChangeRecord {
   std::int64_t id = 0;  // assigned by add_change

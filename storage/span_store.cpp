@@ -22,12 +22,7 @@ std::string attributes_json(const support::Json::Object& attributes) {
   return out;
 }
 
-std::optional<SpanStatus> parse_status(std::string_view name) {
-  for (const SpanStatus s : {SpanStatus::ok, SpanStatus::error, SpanStatus::cancelled}) {
-    if (support::span_status_name(s) == name) return s;
-  }
-  return std::nullopt;
-}
+std::optional<SpanStatus> parse_status(std::string_view name) { return support::enum_from_name<SpanStatus>(name); }
 
 }  // namespace
 

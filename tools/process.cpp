@@ -671,15 +671,17 @@ support::Error setup_error(const ProcessOptions& options, const SupervisorReport
 
 }  // namespace
 
-std::string_view ended_by_name(EndedBy ended_by) noexcept {
-  switch (ended_by) {
-    case EndedBy::exit: return "exit";
-    case EndedBy::signal: return "signal";
-    case EndedBy::timeout: return "timeout";
-    case EndedBy::cancelled: return "cancelled";
-  }
-  return "exit";
-}
+constexpr support::EnumName<EndedBy> kEndedByNames[] = {
+    {EndedBy::exit, "exit"},
+    {EndedBy::signal, "signal"},
+    {EndedBy::timeout, "timeout"},
+    {EndedBy::cancelled, "cancelled"},
+};
+static_assert(support::names_every_value(kEndedByNames, EndedBy::cancelled));
+
+std::span<const support::EnumName<EndedBy>> enum_names(EndedBy) noexcept { return kEndedByNames; }
+
+std::string_view ended_by_name(EndedBy ended_by) noexcept { return support::enum_name(ended_by, "exit"); }
 
 // ---------------------------------------------------------------------------------------------------
 // OutputCapture and Utf8Chunker

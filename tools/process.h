@@ -24,6 +24,7 @@
 #include <sys/types.h>
 
 #include "core/support/cancel.h"
+#include "core/support/enum_names.h"
 #include "core/support/result.h"
 
 namespace agentd::tools {
@@ -33,6 +34,7 @@ class SandboxPlan;  // tools/sandbox.h
 // How a run ended: the program exited, a signal killed it (not ours), or we killed it.
 enum class EndedBy { exit, signal, timeout, cancelled };
 std::string_view ended_by_name(EndedBy ended_by) noexcept;
+std::span<const support::EnumName<EndedBy>> enum_names(EndedBy) noexcept;
 
 // The captured output: the first `head` bytes and the last `tail` bytes, with how much was dropped in
 // between, so memory stays bounded however much a command prints. Cuts keep UTF-8 sequences whole.

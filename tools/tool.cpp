@@ -50,27 +50,21 @@ std::optional<Risk> parse_risk_name(std::string_view name) noexcept {
   return std::nullopt;
 }
 
-std::string_view tool_kind_name(ToolKind kind) noexcept {
-  switch (kind) {
-    case ToolKind::read: return "read";
-    case ToolKind::edit: return "edit";
-    case ToolKind::remove: return "delete";  // ACP's spelling; `delete` is a C++ keyword
-    case ToolKind::move: return "move";
-    case ToolKind::search: return "search";
-    case ToolKind::execute: return "execute";
-    case ToolKind::think: return "think";
-    case ToolKind::fetch: return "fetch";
-    case ToolKind::other: return "other";
-  }
-  return "other";
-}
+constexpr support::EnumName<ToolKind> kToolKindNames[] = {
+    {ToolKind::read, "read"},       {ToolKind::edit, "edit"},
+    {ToolKind::remove, "delete"},  // ACP's spelling; `delete` is a C++ keyword
+    {ToolKind::move, "move"},       {ToolKind::search, "search"},
+    {ToolKind::execute, "execute"}, {ToolKind::think, "think"},
+    {ToolKind::fetch, "fetch"},     {ToolKind::other, "other"},
+};
+static_assert(support::names_every_value(kToolKindNames, ToolKind::other));
+
+std::span<const support::EnumName<ToolKind>> enum_names(ToolKind) noexcept { return kToolKindNames; }
+
+std::string_view tool_kind_name(ToolKind kind) noexcept { return support::enum_name(kind, "other"); }
 
 ToolKind parse_tool_kind(std::string_view name) noexcept {
-  for (const ToolKind kind : {ToolKind::read, ToolKind::edit, ToolKind::remove, ToolKind::move, ToolKind::search,
-                              ToolKind::execute, ToolKind::think, ToolKind::fetch}) {
-    if (tool_kind_name(kind) == name) return kind;
-  }
-  return ToolKind::other;
+  return support::enum_from_name<ToolKind>(name).value_or(ToolKind::other);
 }
 
 boost::asio::awaitable<support::Result<Tool::Resolved>> Tool::resolve(support::Json input, ToolContext& /*context*/) {

@@ -15,6 +15,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include "core/support/cancel.h"
+#include "core/support/enum_names.h"
 #include "core/support/json.h"
 #include "core/support/result.h"
 
@@ -68,6 +69,7 @@ struct RiskAssessment {
 // How a client should draw the call (ACP's ToolKind vocabulary, which is generic enough to keep).
 enum class ToolKind { read, edit, remove, move, search, execute, think, fetch, other };
 std::string_view tool_kind_name(ToolKind kind) noexcept;
+std::span<const support::EnumName<ToolKind>> enum_names(ToolKind) noexcept;
 // The inverse, for names read back from storage; unknown names are `other`.
 ToolKind parse_tool_kind(std::string_view name) noexcept;
 

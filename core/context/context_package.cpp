@@ -14,30 +14,31 @@ std::string format_score(double score) { return fmt::format("{:g}", rounded(scor
 
 }  // namespace
 
-std::string_view task_kind_name(TaskKind kind) noexcept {
-  switch (kind) {
-    case TaskKind::bugfix: return "bugfix";
-    case TaskKind::review: return "review";
-    case TaskKind::feature: return "feature";
-    case TaskKind::config: return "config";
-    case TaskKind::question: return "question";
-  }
-  return "question";
-}
+constexpr support::EnumName<TaskKind> kTaskKindNames[] = {
+    {TaskKind::bugfix, "bugfix"}, {TaskKind::review, "review"},     {TaskKind::feature, "feature"},
+    {TaskKind::config, "config"}, {TaskKind::question, "question"},
+};
+static_assert(support::names_every_value(kTaskKindNames, TaskKind::question));
 
-std::string_view source_name(Source source) noexcept {
-  switch (source) {
-    case Source::stack_trace: return "stack_trace";
-    case Source::mentioned_path: return "mentioned_path";
-    case Source::glob: return "glob";
-    case Source::test_name: return "test_name";
-    case Source::identifier: return "identifier";
-    case Source::quoted_string: return "quoted_string";
-    case Source::git_changed: return "git_changed";
-    case Source::config_file: return "config_file";
-  }
-  return "identifier";
-}
+std::span<const support::EnumName<TaskKind>> enum_names(TaskKind) noexcept { return kTaskKindNames; }
+
+std::string_view task_kind_name(TaskKind kind) noexcept { return support::enum_name(kind, "question"); }
+
+constexpr support::EnumName<Source> kSourceNames[] = {
+    {Source::stack_trace, "stack_trace"},
+    {Source::mentioned_path, "mentioned_path"},
+    {Source::glob, "glob"},
+    {Source::test_name, "test_name"},
+    {Source::identifier, "identifier"},
+    {Source::quoted_string, "quoted_string"},
+    {Source::git_changed, "git_changed"},
+    {Source::config_file, "config_file"},
+};
+static_assert(support::names_every_value(kSourceNames, Source::config_file));
+
+std::span<const support::EnumName<Source>> enum_names(Source) noexcept { return kSourceNames; }
+
+std::string_view source_name(Source source) noexcept { return support::enum_name(source, "identifier"); }
 
 std::string render_header(const TaskClassification& task, const WorkspaceInfo& workspace, std::size_t max_changed) {
   std::string out(kPackageOpen);

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/support/enum_names.h"
 #include "core/support/json.h"
 #include "core/support/text.h"
 
@@ -21,6 +22,7 @@ using support::estimate_tokens;
 
 enum class TaskKind { bugfix, review, feature, config, question };
 std::string_view task_kind_name(TaskKind kind) noexcept;
+std::span<const support::EnumName<TaskKind>> enum_names(TaskKind) noexcept;
 
 struct TaskClassification {
   TaskKind kind = TaskKind::question;
@@ -40,6 +42,7 @@ enum class Source {
   config_file,     // a configuration file, for a configuration task
 };
 std::string_view source_name(Source source) noexcept;
+std::span<const support::EnumName<Source>> enum_names(Source) noexcept;
 
 // One part of a score, so a ranking can be explained ("stack frame #1 +130").
 struct ScoreTerm {

@@ -87,17 +87,16 @@ std::string short_hash(const std::optional<std::string>& hash) {
 
 }  // namespace
 
-std::string_view restore_action_name(RestoreAction action) noexcept {
-  switch (action) {
-    case RestoreAction::restored: return "restored";
-    case RestoreAction::recreated: return "recreated";
-    case RestoreAction::removed: return "removed";
-    case RestoreAction::unchanged: return "unchanged";
-    case RestoreAction::conflict: return "conflict";
-    case RestoreAction::failed: return "failed";
-  }
-  return "failed";
-}
+constexpr support::EnumName<RestoreAction> kRestoreActionNames[] = {
+    {RestoreAction::restored, "restored"}, {RestoreAction::recreated, "recreated"},
+    {RestoreAction::removed, "removed"},   {RestoreAction::unchanged, "unchanged"},
+    {RestoreAction::conflict, "conflict"}, {RestoreAction::failed, "failed"},
+};
+static_assert(support::names_every_value(kRestoreActionNames, RestoreAction::failed));
+
+std::span<const support::EnumName<RestoreAction>> enum_names(RestoreAction) noexcept { return kRestoreActionNames; }
+
+std::string_view restore_action_name(RestoreAction action) noexcept { return support::enum_name(action, "failed"); }
 
 std::size_t RestoreReport::count(RestoreAction action) const {
   return static_cast<std::size_t>(

@@ -16,6 +16,7 @@
 
 #include "core/engine/engine_store.h"
 #include "core/support/cancel.h"
+#include "core/support/enum_names.h"
 #include "core/support/result.h"
 #include "storage/checkpoint_store.h"
 #include "tools/file_state.h"
@@ -48,6 +49,7 @@ enum class RestoreAction {
   failed,     // the write failed: left as it was
 };
 std::string_view restore_action_name(RestoreAction action) noexcept;
+std::span<const support::EnumName<RestoreAction>> enum_names(RestoreAction) noexcept;
 
 struct RestoredFile {
   std::string path;

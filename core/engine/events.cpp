@@ -14,13 +14,16 @@ using support::JsonWriter;
 
 namespace {
 
-constexpr std::array<std::string_view, 4> kStatusNames = {"pending", "in_progress", "completed", "failed"};
+constexpr support::EnumName<ToolCallStatus> kStatusNames[] = {
+    {ToolCallStatus::pending, "pending"},
+    {ToolCallStatus::in_progress, "in_progress"},
+    {ToolCallStatus::completed, "completed"},
+    {ToolCallStatus::failed, "failed"},
+};
+static_assert(support::names_every_value(kStatusNames, ToolCallStatus::failed));
 
 std::optional<ToolCallStatus> parse_status(std::string_view name) {
-  for (std::size_t i = 0; i < kStatusNames.size(); ++i) {
-    if (kStatusNames[i] == name) return static_cast<ToolCallStatus>(i);
-  }
-  return std::nullopt;
+  return support::enum_from_name<ToolCallStatus>(name);
 }
 
 void write_usage(JsonWriter& w, const model::Usage& u) {
@@ -100,9 +103,9 @@ std::string string_or_empty(const Json& j) { return j.is_string() ? j.as_string(
 
 }  // namespace
 
-std::string_view tool_call_status_name(ToolCallStatus status) noexcept {
-  return kStatusNames[static_cast<std::size_t>(status)];
-}
+std::span<const support::EnumName<ToolCallStatus>> enum_names(ToolCallStatus) noexcept { return kStatusNames; }
+
+std::string_view tool_call_status_name(ToolCallStatus status) noexcept { return support::enum_name(status); }
 
 std::string_view event_kind(const EngineEvent& event) noexcept {
   static constexpr std::array<std::string_view, std::variant_size_v<EngineEvent>> kKinds = {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/model/model_event.h"
+#include "core/support/enum_names.h"
 #include "core/support/json.h"
 #include "core/support/json_reader.h"
 #include "core/support/json_writer.h"
@@ -21,6 +22,7 @@ namespace agentd::core {
 
 enum class ToolCallStatus { pending, in_progress, completed, failed };
 std::string_view tool_call_status_name(ToolCallStatus status) noexcept;
+std::span<const support::EnumName<ToolCallStatus>> enum_names(ToolCallStatus) noexcept;
 
 // The user's input of a turn. Logged for replay; live clients already show what they sent.
 struct UserMessageEvent {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/support/enum_names.h"
 #include "core/support/json_writer.h"
 
 namespace agentd::core {
@@ -51,13 +52,15 @@ std::uint64_t block_tokens(const model::ContentBlock& block) {
 
 }  // namespace
 
+constexpr support::EnumName<model::Role> kRoleNames[] = {
+    {model::Role::user, "user"},
+    {model::Role::assistant, "assistant"},
+    {model::Role::tool, "tool"},
+};
+static_assert(support::names_every_value(kRoleNames, model::Role::tool));
+
 std::string_view role_name(model::Role role) noexcept {
-  switch (role) {
-    case model::Role::user: return "user";
-    case model::Role::assistant: return "assistant";
-    case model::Role::tool: return "tool";
-  }
-  return "user";
+  return support::enum_name<model::Role>(kRoleNames, role, "user");
 }
 
 std::string message_to_json(const model::Message& message, std::string_view turn_id) {

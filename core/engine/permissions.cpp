@@ -45,21 +45,18 @@ std::span<const ModeInfo> permission_modes() noexcept { return kModes; }
 
 std::string PermissionRule::text() const { return pattern ? fmt::format("{}({})", tool, *pattern) : tool; }
 
-std::string_view verdict_name(Verdict verdict) noexcept {
-  switch (verdict) {
-    case Verdict::allow: return "allow";
-    case Verdict::deny: return "deny";
-    case Verdict::ask: return "ask";
-  }
-  return "ask";
-}
+constexpr support::EnumName<Verdict> kVerdictNames[] = {
+    {Verdict::allow, "allow"},
+    {Verdict::deny, "deny"},
+    {Verdict::ask, "ask"},
+};
+static_assert(support::names_every_value(kVerdictNames, Verdict::ask));
 
-std::optional<Verdict> parse_verdict(std::string_view name) noexcept {
-  for (const Verdict v : {Verdict::allow, Verdict::deny, Verdict::ask}) {
-    if (verdict_name(v) == name) return v;
-  }
-  return std::nullopt;
-}
+std::span<const support::EnumName<Verdict>> enum_names(Verdict) noexcept { return kVerdictNames; }
+
+std::string_view verdict_name(Verdict verdict) noexcept { return support::enum_name(verdict, "ask"); }
+
+std::optional<Verdict> parse_verdict(std::string_view name) noexcept { return support::enum_from_name<Verdict>(name); }
 
 support::Result<PermissionRule> parse_permission_rule(std::string_view text, Verdict verdict, std::string source) {
   PermissionRule rule;

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/support/enum_names.h"
 #include "core/support/json.h"
 #include "core/support/result.h"
 #include "tools/shell_command.h"
@@ -62,6 +63,7 @@ struct PermissionRule {
 // Parses `tool` or `tool(pattern)`; the error says what is wrong with the text.
 support::Result<PermissionRule> parse_permission_rule(std::string_view text, Verdict verdict, std::string source);
 std::string_view verdict_name(Verdict verdict) noexcept;  // "allow", "deny", "ask"
+std::span<const support::EnumName<Verdict>> enum_names(Verdict) noexcept;
 std::optional<Verdict> parse_verdict(std::string_view name) noexcept;
 
 // What a rule is matched against: one call, reduced to its tool, category and argument.

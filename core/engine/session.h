@@ -32,6 +32,7 @@
 #include "core/model/model_client.h"
 #include "core/model/model_config.h"
 #include "core/support/cancel.h"
+#include "core/support/enum_names.h"
 #include "core/support/result.h"
 #include "core/support/trace.h"
 #include "tools/mcp/mcp_manager.h"
@@ -49,6 +50,7 @@ inline constexpr std::chrono::milliseconds kMcpReadyTimeout{15000};
 // Why a turn ended (ACP's stop reasons, which are the right vocabulary).
 enum class StopReason { end_turn, max_tokens, max_turn_requests, refusal, cancelled };
 std::string_view stop_reason_id(StopReason reason) noexcept;
+std::span<const support::EnumName<StopReason>> enum_names(StopReason) noexcept;
 
 // Fills a session's tool registry from its project's settings (the shell configuration differs per
 // project). The daemon decides which tools exist; the engine only asks.

@@ -113,16 +113,18 @@ struct Session::ModelResponse {
   std::set<std::string> announced;  // tool calls the client was told of while they streamed
 };
 
-std::string_view stop_reason_id(StopReason reason) noexcept {
-  switch (reason) {
-    case StopReason::end_turn: return "end_turn";
-    case StopReason::max_tokens: return "max_tokens";
-    case StopReason::max_turn_requests: return "max_turn_requests";
-    case StopReason::refusal: return "refusal";
-    case StopReason::cancelled: return "cancelled";
-  }
-  return "end_turn";
-}
+constexpr support::EnumName<StopReason> kStopReasonIds[] = {
+    {StopReason::end_turn, "end_turn"},
+    {StopReason::max_tokens, "max_tokens"},
+    {StopReason::max_turn_requests, "max_turn_requests"},
+    {StopReason::refusal, "refusal"},
+    {StopReason::cancelled, "cancelled"},
+};
+static_assert(support::names_every_value(kStopReasonIds, StopReason::cancelled));
+
+std::span<const support::EnumName<StopReason>> enum_names(StopReason) noexcept { return kStopReasonIds; }
+
+std::string_view stop_reason_id(StopReason reason) noexcept { return support::enum_name(reason, "end_turn"); }
 
 asio::awaitable<Result<TurnOutcome>> Session::prompt(PromptInput input, CancelToken cancel) {
   co_await asio::dispatch(strand_, asio::use_awaitable);

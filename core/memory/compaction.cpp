@@ -389,14 +389,18 @@ std::string render_text(const CompactionSummary& summary, const SummaryScope& sc
 
 }  // namespace
 
-std::string_view compaction_action_name(CompactionAction action) noexcept {
-  switch (action) {
-    case CompactionAction::none: return "none";
-    case CompactionAction::compact: return "compact";
-    case CompactionAction::cannot_fit: return "cannot_fit";
-  }
-  return "?";
+constexpr support::EnumName<CompactionAction> kCompactionActionNames[] = {
+    {CompactionAction::none, "none"},
+    {CompactionAction::compact, "compact"},
+    {CompactionAction::cannot_fit, "cannot_fit"},
+};
+static_assert(support::names_every_value(kCompactionActionNames, CompactionAction::cannot_fit));
+
+std::span<const support::EnumName<CompactionAction>> enum_names(CompactionAction) noexcept {
+  return kCompactionActionNames;
 }
+
+std::string_view compaction_action_name(CompactionAction action) noexcept { return support::enum_name(action, "?"); }
 
 std::uint64_t summary_request_overhead_tokens(std::size_t turn_count) noexcept {
   static const std::uint64_t kBase = estimate_tokens(instructions_text(CompactionOptions{})) + 64;

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/support/enum_names.h"
 #include "core/support/json.h"
 #include "core/support/result.h"
 
@@ -44,6 +45,7 @@ struct CompactionInput {
 
 enum class CompactionAction { none, compact, cannot_fit };
 std::string_view compaction_action_name(CompactionAction action) noexcept;
+std::span<const support::EnumName<CompactionAction>> enum_names(CompactionAction) noexcept;
 
 struct CompactionPlan {
   CompactionAction action = CompactionAction::none;

@@ -18,14 +18,16 @@ std::string fact_line(const Fact& fact) { return fmt::format("- [fact {}] {}\n",
 
 }  // namespace
 
-std::string_view fact_verdict_name(FactVerdict verdict) noexcept {
-  switch (verdict) {
-    case FactVerdict::selected: return "selected";
-    case FactVerdict::not_relevant: return "not relevant";
-    case FactVerdict::over_budget: return "over budget";
-  }
-  return "?";
-}
+constexpr support::EnumName<FactVerdict> kFactVerdictNames[] = {
+    {FactVerdict::selected, "selected"},
+    {FactVerdict::not_relevant, "not relevant"},
+    {FactVerdict::over_budget, "over budget"},
+};
+static_assert(support::names_every_value(kFactVerdictNames, FactVerdict::over_budget));
+
+std::span<const support::EnumName<FactVerdict>> enum_names(FactVerdict) noexcept { return kFactVerdictNames; }
+
+std::string_view fact_verdict_name(FactVerdict verdict) noexcept { return support::enum_name(verdict, "?"); }
 
 std::vector<std::int64_t> FactSelection::selected_ids() const {
   std::vector<std::int64_t> out;

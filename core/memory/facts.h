@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/memory/instructions.h"
+#include "core/support/enum_names.h"
 #include "core/support/result.h"
 
 namespace agentd::core::memory {
@@ -22,6 +23,7 @@ struct Fact {
 
 enum class FactVerdict { selected, not_relevant, over_budget };
 std::string_view fact_verdict_name(FactVerdict verdict) noexcept;
+std::span<const support::EnumName<FactVerdict>> enum_names(FactVerdict) noexcept;
 
 struct FactDecision {
   std::int64_t id = 0;

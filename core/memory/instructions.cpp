@@ -100,8 +100,18 @@ fs::path find_workspace_root(const fs::path& cwd) {
   return start;
 }
 
+constexpr support::EnumName<InstructionScope> kInstructionScopeNames[] = {
+    {InstructionScope::user, "user"},
+    {InstructionScope::project, "project"},
+};
+static_assert(support::names_every_value(kInstructionScopeNames, InstructionScope::project));
+
+std::span<const support::EnumName<InstructionScope>> enum_names(InstructionScope) noexcept {
+  return kInstructionScopeNames;
+}
+
 std::string_view instruction_scope_name(InstructionScope scope) noexcept {
-  return scope == InstructionScope::user ? "user" : "project";
+  return support::enum_name(scope, "project");
 }
 
 std::uint64_t InstructionFile::tokens() const { return estimate_tokens(text); }

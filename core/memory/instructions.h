@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/support/enum_names.h"
+
 namespace agentd::core::memory {
 
 // agentd's per-user configuration directory: $XDG_CONFIG_HOME/agentd when that is an absolute path, else
@@ -25,6 +27,7 @@ std::filesystem::path find_workspace_root(const std::filesystem::path& cwd);
 
 enum class InstructionScope { user, project };
 std::string_view instruction_scope_name(InstructionScope scope) noexcept;
+std::span<const support::EnumName<InstructionScope>> enum_names(InstructionScope) noexcept;
 
 struct InstructionFile {
   std::string path;  // absolute

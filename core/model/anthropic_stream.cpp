@@ -214,13 +214,10 @@ ModelError anthropic_error(std::string_view type, std::string_view message) {
 }
 
 StopReason anthropic_stop_reason(std::string_view raw, bool has_tool_calls) noexcept {
-  if (raw == "end_turn") return StopReason::end_turn;
-  if (raw == "tool_use") return StopReason::tool_use;
-  if (raw == "max_tokens" || raw == "model_context_window_exceeded") return StopReason::max_tokens;
-  if (raw == "stop_sequence") return StopReason::stop_sequence;
-  if (raw == "refusal") return StopReason::refusal;
-  if (raw == "pause_turn") return StopReason::pause_turn;
-  return has_tool_calls ? StopReason::tool_use : StopReason::end_turn;
+  // StopReason's names are Anthropic's words; a full context window is a max_tokens stop for us.
+  if (raw == "model_context_window_exceeded") return StopReason::max_tokens;
+  return support::enum_from_name<StopReason>(raw).value_or(has_tool_calls ? StopReason::tool_use
+                                                                          : StopReason::end_turn);
 }
 
 }  // namespace agentd::core::model

@@ -30,18 +30,18 @@ std::optional<Provider> infer_provider(std::string_view model) noexcept {
 
 }  // namespace
 
-std::string_view provider_name(Provider provider) noexcept {
-  switch (provider) {
-    case Provider::anthropic: return "anthropic";
-    case Provider::openai: return "openai";
-  }
-  return "unknown";
-}
+constexpr support::EnumName<Provider> kProviderNames[] = {
+    {Provider::anthropic, "anthropic"},
+    {Provider::openai, "openai"},
+};
+static_assert(support::names_every_value(kProviderNames, Provider::openai));
+
+std::span<const support::EnumName<Provider>> enum_names(Provider) noexcept { return kProviderNames; }
+
+std::string_view provider_name(Provider provider) noexcept { return support::enum_name(provider, "unknown"); }
 
 std::optional<Provider> parse_provider(std::string_view name) noexcept {
-  if (name == "anthropic") return Provider::anthropic;
-  if (name == "openai") return Provider::openai;
-  return std::nullopt;
+  return support::enum_from_name<Provider>(name);
 }
 
 void apply_defaults(ModelConfig& config) {

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "core/model/http_client.h"
+#include "core/support/enum_names.h"
 #include "core/support/json_reader.h"
 #include "core/support/result.h"
 
@@ -17,6 +18,7 @@ namespace agentd::core::model {
 
 enum class Provider { anthropic, openai };
 std::string_view provider_name(Provider provider) noexcept;
+std::span<const support::EnumName<Provider>> enum_names(Provider) noexcept;
 std::optional<Provider> parse_provider(std::string_view name) noexcept;
 
 inline constexpr std::string_view kAnthropicDefaultBaseUrl = "https://api.anthropic.com";

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <variant>
 
+#include "core/support/enum_names.h"
 #include "core/support/json.h"
 
 namespace agentd::core::model {
@@ -17,6 +18,7 @@ namespace agentd::core::model {
 // Why the model stopped, normalised to Anthropic's vocabulary. The provider's own word is kept beside it.
 enum class StopReason { end_turn, tool_use, max_tokens, stop_sequence, refusal, pause_turn };
 std::string_view stop_reason_name(StopReason reason) noexcept;
+std::span<const support::EnumName<StopReason>> enum_names(StopReason) noexcept;
 
 // Token counts with Anthropic's meaning: `input_tokens` excludes cached input, so the four counts add up
 // to what the price table charges for.
@@ -43,10 +45,12 @@ enum class ErrorKind {
   server,            // the provider failed (5xx, api_error, server_error, a malformed stream)
 };
 std::string_view error_kind_name(ErrorKind kind) noexcept;
+std::span<const support::EnumName<ErrorKind>> enum_names(ErrorKind) noexcept;
 
 // Where the error was observed: inside a 200 stream, as an HTTP error status, or below HTTP.
 enum class ErrorSource { in_stream, http, transport };
 std::string_view error_source_name(ErrorSource source) noexcept;
+std::span<const support::EnumName<ErrorSource>> enum_names(ErrorSource) noexcept;
 
 // ---- the events ----
 

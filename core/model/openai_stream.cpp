@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/model/json_access.h"
+#include "core/support/enum_names.h"
 #include "core/support/text.h"
 
 namespace agentd::core::model {
@@ -240,11 +241,17 @@ ModelError openai_error(const Json& error) {
   return out;
 }
 
+// OpenAI's finish_reason words; "stop" and anything unknown end the turn (or ask for tools).
+constexpr support::EnumName<StopReason> kFinishReasons[] = {
+    {StopReason::tool_use, "tool_calls"},
+    {StopReason::tool_use, "function_call"},
+    {StopReason::max_tokens, "length"},
+    {StopReason::refusal, "content_filter"},
+};
+
 StopReason openai_finish_reason(std::string_view raw, bool has_tool_calls) noexcept {
-  if (raw == "tool_calls" || raw == "function_call") return StopReason::tool_use;
-  if (raw == "length") return StopReason::max_tokens;
-  if (raw == "content_filter") return StopReason::refusal;
-  return has_tool_calls ? StopReason::tool_use : StopReason::end_turn;
+  return support::enum_from_name<StopReason>(kFinishReasons, raw)
+      .value_or(has_tool_calls ? StopReason::tool_use : StopReason::end_turn);
 }
 
 Usage openai_chat_usage(const Json& usage) {

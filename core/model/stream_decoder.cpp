@@ -9,19 +9,20 @@
 
 namespace agentd::core::model {
 
+constexpr support::EnumName<WireProtocol> kWireProtocolNames[] = {
+    {WireProtocol::anthropic_messages, "anthropic-messages"},
+    {WireProtocol::openai_chat, "openai-chat"},
+};
+static_assert(support::names_every_value(kWireProtocolNames, WireProtocol::openai_chat));
+
+std::span<const support::EnumName<WireProtocol>> enum_names(WireProtocol) noexcept { return kWireProtocolNames; }
+
 std::string_view wire_protocol_name(WireProtocol protocol) noexcept {
-  switch (protocol) {
-    case WireProtocol::anthropic_messages: return "anthropic-messages";
-    case WireProtocol::openai_chat: return "openai-chat";
-  }
-  return "anthropic-messages";
+  return support::enum_name(protocol, "anthropic-messages");
 }
 
 std::optional<WireProtocol> parse_wire_protocol(std::string_view name) noexcept {
-  for (const auto p : {WireProtocol::anthropic_messages, WireProtocol::openai_chat}) {
-    if (wire_protocol_name(p) == name) return p;
-  }
-  return std::nullopt;
+  return support::enum_from_name<WireProtocol>(name);
 }
 
 void StreamDecoder::feed(std::string_view bytes, std::vector<ModelEvent>& out) {

@@ -12,12 +12,14 @@
 
 #include "core/model/model_event.h"
 #include "core/model/sse_parser.h"
+#include "core/support/enum_names.h"
 
 namespace agentd::core::model {
 
 // The wire formats we can decode. Names match the `protocol` field of the reference fixtures.
 enum class WireProtocol { anthropic_messages, openai_chat };
 std::string_view wire_protocol_name(WireProtocol protocol) noexcept;
+std::span<const support::EnumName<WireProtocol>> enum_names(WireProtocol) noexcept;
 std::optional<WireProtocol> parse_wire_protocol(std::string_view name) noexcept;
 
 class StreamDecoder {

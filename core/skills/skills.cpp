@@ -389,24 +389,28 @@ std::string first_line(std::string_view text) {
 
 }  // namespace
 
-std::string_view skill_source_name(SkillSource source) noexcept {
-  switch (source) {
-    case SkillSource::project_agents: return ".agents/skills";
-    case SkillSource::project_claude: return ".claude/skills";
-    case SkillSource::user: return "user";
-  }
-  return "?";
-}
+constexpr support::EnumName<SkillSource> kSkillSourceNames[] = {
+    {SkillSource::project_agents, ".agents/skills"},
+    {SkillSource::project_claude, ".claude/skills"},
+    {SkillSource::user, "user"},
+};
+static_assert(support::names_every_value(kSkillSourceNames, SkillSource::user));
 
-std::string_view skill_verdict_name(SkillVerdict verdict) noexcept {
-  switch (verdict) {
-    case SkillVerdict::selected: return "selected";
-    case SkillVerdict::forced: return "forced";
-    case SkillVerdict::not_relevant: return "not relevant";
-    case SkillVerdict::over_budget: return "over budget";
-  }
-  return "?";
-}
+std::span<const support::EnumName<SkillSource>> enum_names(SkillSource) noexcept { return kSkillSourceNames; }
+
+std::string_view skill_source_name(SkillSource source) noexcept { return support::enum_name(source, "?"); }
+
+constexpr support::EnumName<SkillVerdict> kSkillVerdictNames[] = {
+    {SkillVerdict::selected, "selected"},
+    {SkillVerdict::forced, "forced"},
+    {SkillVerdict::not_relevant, "not relevant"},
+    {SkillVerdict::over_budget, "over budget"},
+};
+static_assert(support::names_every_value(kSkillVerdictNames, SkillVerdict::over_budget));
+
+std::span<const support::EnumName<SkillVerdict>> enum_names(SkillVerdict) noexcept { return kSkillVerdictNames; }
+
+std::string_view skill_verdict_name(SkillVerdict verdict) noexcept { return support::enum_name(verdict, "?"); }
 
 const Skill* SkillCatalog::find(std::string_view name) const noexcept {
   for (const Skill& s : skills) {

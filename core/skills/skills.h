@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/support/enum_names.h"
 #include "core/support/result.h"
 
 namespace agentd::core::skills {
@@ -18,6 +19,7 @@ namespace agentd::core::skills {
 // Where a skill came from, in precedence order: the first wins when two share a name.
 enum class SkillSource { project_agents, project_claude, user };
 std::string_view skill_source_name(SkillSource source) noexcept;  // ".agents/skills", ".claude/skills", "user"
+std::span<const support::EnumName<SkillSource>> enum_names(SkillSource) noexcept;
 
 struct Skill {
   std::string name;         // from the front matter; what `/<name>` forces
@@ -71,6 +73,7 @@ std::string render_skill(const Skill& skill);
 
 enum class SkillVerdict { selected, forced, not_relevant, over_budget };
 std::string_view skill_verdict_name(SkillVerdict verdict) noexcept;
+std::span<const support::EnumName<SkillVerdict>> enum_names(SkillVerdict) noexcept;
 
 struct SkillDecision {
   std::string name;

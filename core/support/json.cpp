@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/support/enum_names.h"
 #include "core/support/json_writer.h"
 
 namespace agentd::support {
@@ -23,18 +24,14 @@ Json::Type Json::type() const noexcept {
   }
 }
 
-std::string_view Json::type_name(Type t) noexcept {
-  switch (t) {
-    case Type::null: return "null";
-    case Type::boolean: return "boolean";
-    case Type::integer: return "integer";
-    case Type::number: return "number";
-    case Type::string: return "string";
-    case Type::array: return "array";
-    case Type::object: return "object";
-  }
-  return "unknown";
-}
+constexpr EnumName<Json::Type> kTypeNames[] = {
+    {Json::Type::null, "null"},     {Json::Type::boolean, "boolean"}, {Json::Type::integer, "integer"},
+    {Json::Type::number, "number"}, {Json::Type::string, "string"},   {Json::Type::array, "array"},
+    {Json::Type::object, "object"},
+};
+static_assert(names_every_value(kTypeNames, Json::Type::object));
+
+std::string_view Json::type_name(Type t) noexcept { return enum_name<Type>(kTypeNames, t); }
 
 std::int64_t Json::as_int64() const {
   if (const auto* i = std::get_if<std::int64_t>(&v_)) return *i;

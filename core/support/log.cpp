@@ -11,6 +11,8 @@
 #include <ctime>
 #include <mutex>
 
+#include "core/support/enum_names.h"
+
 namespace agentd::support::log {
 
 namespace {
@@ -33,28 +35,23 @@ void write_all(int fd, std::string_view data) {
 }  // namespace
 
 Result<Level> parse_level(std::string_view name) {
-  static constexpr std::pair<std::string_view, Level> kNames[] = {
-      {"trace", Level::trace},  {"debug", Level::debug}, {"info", Level::info}, {"warn", Level::warn},
-      {"warning", Level::warn}, {"error", Level::error}, {"off", Level::off},   {"none", Level::off},
+  // AGENTD_LOG's spelling: lower case, with aliases; the log lines use kLevelNames below.
+  static constexpr EnumName<Level> kSettingNames[] = {
+      {Level::trace, "trace"},  {Level::debug, "debug"}, {Level::info, "info"}, {Level::warn, "warn"},
+      {Level::warn, "warning"}, {Level::error, "error"}, {Level::off, "off"},   {Level::off, "none"},
   };
-  for (const auto& [n, l] : kNames) {
-    if (n == name) return l;
-  }
+  if (const auto level = enum_from_name<Level>(kSettingNames, name)) return *level;
   return make_error(Errc::invalid_argument, "unknown log level '{}' (use trace, debug, info, warn, error or off)",
                     name);
 }
 
-std::string_view level_name(Level level) noexcept {
-  switch (level) {
-    case Level::trace: return "TRACE";
-    case Level::debug: return "DEBUG";
-    case Level::info: return "INFO";
-    case Level::warn: return "WARN";
-    case Level::error: return "ERROR";
-    case Level::off: return "OFF";
-  }
-  return "?";
-}
+constexpr support::EnumName<Level> kLevelNames[] = {
+    {Level::trace, "TRACE"}, {Level::debug, "DEBUG"}, {Level::info, "INFO"},
+    {Level::warn, "WARN"},   {Level::error, "ERROR"}, {Level::off, "OFF"},
+};
+static_assert(support::names_every_value(kLevelNames, Level::off));
+
+std::string_view level_name(Level level) noexcept { return support::enum_name<Level>(kLevelNames, level, "?"); }
 
 void init_from_env() {
   const char* value = std::getenv("AGENTD_LOG");

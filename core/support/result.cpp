@@ -2,23 +2,25 @@
 
 namespace agentd::support {
 
-std::string_view errc_name(Errc code) noexcept {
-  switch (code) {
-    case Errc::invalid_argument: return "invalid_argument";
-    case Errc::not_found: return "not_found";
-    case Errc::already_exists: return "already_exists";
-    case Errc::unsupported: return "unsupported";
-    case Errc::cancelled: return "cancelled";
-    case Errc::timeout: return "timeout";
-    case Errc::unavailable: return "unavailable";
-    case Errc::parse_error: return "parse_error";
-    case Errc::io: return "io";
-    case Errc::storage: return "storage";
-    case Errc::conflict: return "conflict";
-    case Errc::limit_exceeded: return "limit_exceeded";
-    case Errc::internal: return "internal";
-  }
-  return "unknown";
-}
+constexpr support::EnumName<Errc> kErrcNames[] = {
+    {Errc::invalid_argument, "invalid_argument"},
+    {Errc::not_found, "not_found"},
+    {Errc::already_exists, "already_exists"},
+    {Errc::unsupported, "unsupported"},
+    {Errc::cancelled, "cancelled"},
+    {Errc::timeout, "timeout"},
+    {Errc::unavailable, "unavailable"},
+    {Errc::parse_error, "parse_error"},
+    {Errc::io, "io"},
+    {Errc::storage, "storage"},
+    {Errc::conflict, "conflict"},
+    {Errc::limit_exceeded, "limit_exceeded"},
+    {Errc::internal, "internal"},
+};
+static_assert(support::names_every_value(kErrcNames, Errc::internal));
+
+std::span<const support::EnumName<Errc>> enum_names(Errc) noexcept { return kErrcNames; }
+
+std::string_view errc_name(Errc code) noexcept { return support::enum_name(code, "unknown"); }
 
 }  // namespace agentd::support

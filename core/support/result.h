@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "core/support/enum_names.h"
+
 namespace agentd::support {
 
 // What kind of failure this is. Callers branch on the kind, never on the message text.
@@ -32,6 +34,7 @@ enum class Errc {
 };
 
 std::string_view errc_name(Errc code) noexcept;
+std::span<const support::EnumName<Errc>> enum_names(Errc) noexcept;
 
 class [[nodiscard]] Error {
  public:

@@ -4,14 +4,16 @@
 
 namespace agentd::support {
 
-std::string_view span_status_name(SpanStatus status) noexcept {
-  switch (status) {
-    case SpanStatus::ok: return "ok";
-    case SpanStatus::error: return "error";
-    case SpanStatus::cancelled: return "cancelled";
-  }
-  return "unknown";
-}
+constexpr support::EnumName<SpanStatus> kSpanStatusNames[] = {
+    {SpanStatus::ok, "ok"},
+    {SpanStatus::error, "error"},
+    {SpanStatus::cancelled, "cancelled"},
+};
+static_assert(support::names_every_value(kSpanStatusNames, SpanStatus::cancelled));
+
+std::span<const support::EnumName<SpanStatus>> enum_names(SpanStatus) noexcept { return kSpanStatusNames; }
+
+std::string_view span_status_name(SpanStatus status) noexcept { return support::enum_name(status, "unknown"); }
 
 void MemorySpanSink::record(SpanRecord span) {
   std::lock_guard lock(mutex_);

@@ -11,12 +11,14 @@
 #include <utility>
 #include <vector>
 
+#include "core/support/enum_names.h"
 #include "core/support/json.h"
 
 namespace agentd::support {
 
 enum class SpanStatus { ok, error, cancelled };
 std::string_view span_status_name(SpanStatus status) noexcept;
+std::span<const support::EnumName<SpanStatus>> enum_names(SpanStatus) noexcept;
 
 struct SpanRecord {
   std::uint64_t id = 0;

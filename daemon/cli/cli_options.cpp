@@ -1,5 +1,7 @@
 #include "daemon/cli/cli_options.h"
 
+// CLI11 is a large header: it stays in this file (and agentd's options.cpp), never in a header.
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 namespace agentd::daemon::cli {
@@ -7,153 +9,179 @@ namespace agentd::daemon::cli {
 using support::Errc;
 using support::Error;
 
-std::string cli_usage() {
-  return R"usage(usage: agent [options] ["prompt"]
+namespace {
+
+constexpr std::string_view kUsage = R"(usage: agent [options] ["prompt"]
        agent -p "prompt" [--output-format text|json|jsonl] [options]
        agent sessions [--all]
        agent trace [TURN]
        agent cost
-       agent trust [DIR] | agent untrust [DIR]
+       agent trust [DIR] | agent untrust [DIR])";
 
-With a prompt: one turn in the current directory, streamed. Without one: an interactive loop (slash
+constexpr std::string_view kDescription =
+    R"(With a prompt: one turn in the current directory, streamed. Without one: an interactive loop (slash
 commands such as /help, /cost and /undo go to agentd; /exit or Ctrl-D leaves). Ctrl-C cancels the
 running turn; a second Ctrl-C exits.
 
 agent trust lets DIR's .agentd/config.json loosen your settings (its mode, sandbox, allow rules, MCP
-servers, model endpoints...) as the file is now; a later change to those settings needs trust again.
+servers, model endpoints...) as the file is now; a later change to those settings needs trust again.)";
 
-options:
-  -p, --print                 non-interactive: permission questions are answered from --mode and the
-                              --allow/--deny rules, never asked
-  --output-format FORMAT      with -p: text (default), json (one object at the end), jsonl (one event per line)
-  --model PROVIDER:MODEL      the model of new sessions
-  --mode MODE                 default, acceptEdits, plan or bypass
-  --allow RULE, --deny RULE   permission rules such as "shell(npm test)" or "edit(src/**)" (repeatable)
-  --resume [ID]               continue session ID (without ID: the latest one in this directory)
-  -c, --continue              continue the latest session in this directory
-  --config FILE               an agentd config file
-  --agentd PATH               the agentd binary (default: $AGENTD_BIN, next to agent, then PATH)
-  --log FILE                  where agentd's log goes (default: $XDG_STATE_HOME/agentd/agent.log)
-  --demo                      agentd's scripted offline model (no key, no network)
-  -h, --help, --version
+constexpr std::string_view kExitCodes =
+    R"(exit codes: 0 done, 1 model or agent error, 2 bad usage, 3 stopped by a budget (max_tokens,
+max_turn_requests), 4 the model refused, 130 cancelled)";
 
-exit codes: 0 done, 1 model or agent error, 2 bad usage, 3 stopped by a budget (max_tokens,
-max_turn_requests), 4 the model refused, 130 cancelled
-)usage";
+// CLI11's help starts with the description; ours starts with the usage lines, as Unix tools do.
+class UsageFirstFormatter : public CLI::Formatter {
+ public:
+  std::string make_description(const CLI::App*) const override { return {}; }
+  std::string make_usage(const CLI::App* app, std::string) const override {
+    return fmt::format("{}\n\n{}\n", kUsage, app->get_description());
+  }
+  // "--resume{}" declares the flag's value when none is given (""); the help shows "--resume [ID]".
+  std::string make_option_name(const CLI::Option* opt, bool is_positional) const override {
+    std::string name = CLI::Formatter::make_option_name(opt, is_positional);
+    if (const auto braces = name.find("{}"); braces != std::string::npos) name.erase(braces, 2);
+    return name;
+  }
+};
+
+// What CLI11 fills in; parse_cli turns it into CliOptions.
+struct Parsed {
+  CliOptions options;
+  std::vector<std::string> words;  // the prompt, or a listing command and its argument
+  std::string format;              // --output-format
+  std::string resume;              // --resume's value, "" for the latest session here
+  CLI::Option* resume_option = nullptr;
+  CLI::Option* format_option = nullptr;
+};
+
+// The one definition of agent's options: parsing and --help both come from it.
+void define_options(CLI::App& app, Parsed& p) {
+  CliOptions& o = p.options;
+  // First, so that the hidden group ("") does not come last and add a blank line to the help.
+  app.add_option("words", p.words)->group("");  // the usage lines describe them
+  app.description(std::string(kDescription));
+  app.footer(std::string(kExitCodes));
+  app.set_help_flag();  // -h/--help is a flag below: run_cli prints the help, not CLI11
+  app.allow_extras();   // unknown options are reported by parse_cli
+  app.option_defaults()->group("options")->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  auto formatter = std::make_shared<UsageFirstFormatter>();
+  formatter->column_width(30);
+  app.formatter(formatter);
+
+  app.add_flag("-p,--print", o.print,
+               "non-interactive: permission questions are answered from --mode and the\n"
+               "--allow/--deny rules, never asked");
+  p.format_option = app.add_option("--output-format", p.format,
+                                   "with -p: text (default), json (one object at the end), jsonl (one event per line)")
+                        ->check(CLI::IsMember({"text", "json", "jsonl"}).description(""))
+                        ->type_name("FORMAT");
+  app.add_option("--model", o.model, "the model of new sessions")->type_name("PROVIDER:MODEL");
+  app.add_option("--mode", o.mode, "default, acceptEdits, plan or bypass")
+      ->check(CLI::IsMember({"default", "acceptEdits", "plan", "bypass"}).description(""))
+      ->type_name("MODE");
+  // One rule per --allow/--deny, so that `--allow RULE "prompt"` leaves the prompt alone.
+  app.add_option("--allow", o.allow, "permission rules such as \"shell(npm test)\" or \"edit(src/**)\" (repeatable)")
+      ->type_name("RULE")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option("--deny", o.deny, "permission rules that refuse, in the same form as --allow (repeatable)")
+      ->type_name("RULE")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  // The id is optional, so --resume is a flag that takes a value only as --resume=ID; parse_cli joins
+  // `--resume s_...` into that form first.
+  p.resume_option =
+      app.add_flag("--resume{}", p.resume, "continue session ID (without ID: the latest one in this directory)")
+          ->option_text("[ID]");
+  app.add_flag("-c,--continue", o.continue_latest, "continue the latest session in this directory");
+  app.add_option("--config", o.config, "an agentd config file")->type_name("FILE");
+  app.add_option("--agentd", o.agentd, "the agentd binary (default: $AGENTD_BIN, next to agent, then PATH)")
+      ->type_name("PATH");
+  app.add_option("--log", o.log, "where agentd's log goes (default: $XDG_STATE_HOME/agentd/agent.log)")
+      ->type_name("FILE");
+  app.add_flag("--demo", o.demo, "agentd's scripted offline model (no key, no network)");
+  app.add_flag("--all", o.all, "with sessions: the sessions of every directory");
+  app.add_flag(
+      "--version", [&o](std::int64_t) { o.command = Command::version; }, "print the version and exit");
+  app.add_flag(
+      "-h,--help", [&o](std::int64_t) { o.command = Command::help; }, "print this help and exit");
+}
+
+// `--resume s_123` becomes `--resume=s_123`: the next word is the id only when it looks like one,
+// so that `agent --resume "fix it"` still reads "fix it" as the prompt.
+std::vector<std::string> join_resume_id(const std::vector<std::string>& args) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--") {
+      out.insert(out.end(), args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+      break;
+    }
+    if (args[i] == "--resume" && i + 1 < args.size() && args[i + 1].starts_with("s_")) {
+      out.push_back("--resume=" + args[++i]);
+    } else {
+      out.push_back(args[i]);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string cli_usage() {
+  CLI::App app("", "agent");
+  Parsed p;
+  define_options(app, p);
+  return app.help();
 }
 
 support::Result<CliOptions> parse_cli(const std::vector<std::string>& args) {
-  CliOptions o;
-  std::vector<std::string> positional;
-  bool format_given = false;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    std::string arg = args[i];
-    std::optional<std::string> inline_value;
-    if (arg.starts_with("--")) {
-      if (const auto eq = arg.find('='); eq != std::string::npos) {
-        inline_value = arg.substr(eq + 1);
-        arg.resize(eq);
-      }
-    }
-    auto value = [&](std::string_view flag) -> support::Result<std::string> {
-      if (inline_value) return *inline_value;
-      if (i + 1 >= args.size()) return Error(Errc::invalid_argument, fmt::format("{} needs a value", flag));
-      return args[++i];
-    };
-    if (arg == "--") {
-      for (++i; i < args.size(); ++i) positional.push_back(args[i]);
-      break;
-    }
-    if (arg == "-h" || arg == "--help") {
-      o.command = Command::help;
-      return o;
-    }
-    if (arg == "--version") {
-      o.command = Command::version;
-      return o;
-    }
-    if (arg == "-p" || arg == "--print") {
-      o.print = true;
-    } else if (arg == "-c" || arg == "--continue") {
-      o.continue_latest = true;
-    } else if (arg == "--all") {
-      o.all = true;
-    } else if (arg == "--demo") {
-      o.demo = true;
-    } else if (arg == "--resume") {
-      // The id is optional: take the next word only when it is not a flag or the prompt.
-      if (inline_value) {
-        o.resume = *inline_value;
-      } else if (i + 1 < args.size() && args[i + 1].starts_with("s_")) {
-        o.resume = args[++i];
-      } else {
-        o.resume = std::string();
-      }
-    } else if (arg == "--output-format" || arg == "--model" || arg == "--mode" || arg == "--allow" || arg == "--deny" ||
-               arg == "--config" || arg == "--agentd" || arg == "--log") {
-      auto v = value(arg);
-      if (!v) return std::move(v).error();
-      if (arg == "--output-format") {
-        if (*v == "text") {
-          o.format = OutputFormat::text;
-        } else if (*v == "json") {
-          o.format = OutputFormat::json;
-        } else if (*v == "jsonl") {
-          o.format = OutputFormat::jsonl;
-        } else {
-          return Error(Errc::invalid_argument, fmt::format("--output-format is text, json or jsonl, not '{}'", *v));
-        }
-        format_given = true;
-      } else if (arg == "--model") {
-        o.model = *v;
-      } else if (arg == "--mode") {
-        if (*v != "default" && *v != "acceptEdits" && *v != "plan" && *v != "bypass")
-          return Error(Errc::invalid_argument,
-                       fmt::format("--mode is default, acceptEdits, plan or bypass, not '{}'", *v));
-        o.mode = *v;
-      } else if (arg == "--allow") {
-        o.allow.push_back(*v);
-      } else if (arg == "--deny") {
-        o.deny.push_back(*v);
-      } else if (arg == "--config") {
-        o.config = *v;
-      } else if (arg == "--agentd") {
-        o.agentd = *v;
-      } else {
-        o.log = *v;
-      }
-    } else if (arg.starts_with("-") && arg.size() > 1) {
-      return Error(Errc::invalid_argument, fmt::format("unknown option '{}'", arg));
-    } else {
-      positional.push_back(arg);
-    }
+  CLI::App app("", "agent");
+  Parsed p;
+  define_options(app, p);
+  const std::vector<std::string> joined = join_resume_id(args);
+  try {
+    app.parse(std::vector<std::string>(joined.rbegin(), joined.rend()));  // CLI11 takes the words reversed
+  } catch (const CLI::ParseError& e) {
+    return Error(Errc::invalid_argument, e.what());
   }
-  if (!positional.empty() && positional[0] == "sessions") {
-    if (positional.size() > 1) return Error(Errc::invalid_argument, "agent sessions takes no arguments");
+  for (const std::string& extra : app.remaining()) {
+    // CLI11 passes "--" (the end of the options) on with the words it did not know.
+    if (extra != "--") return Error(Errc::invalid_argument, fmt::format("unknown option '{}'", extra));
+  }
+  CliOptions o = std::move(p.options);
+  if (o.command == Command::help || o.command == Command::version) return o;
+  if (p.resume_option->count() > 0) o.resume = p.resume;
+  if (p.format == "json") o.format = OutputFormat::json;
+  if (p.format == "jsonl") o.format = OutputFormat::jsonl;
+  const std::vector<std::string>& words = p.words;
+  if (!words.empty() && words[0] == "sessions") {
+    if (words.size() > 1) return Error(Errc::invalid_argument, "agent sessions takes no arguments");
     o.command = Command::sessions;
-  } else if (!positional.empty() && positional[0] == "trace") {
-    if (positional.size() > 2) return Error(Errc::invalid_argument, "agent trace takes at most one TURN");
+  } else if (!words.empty() && words[0] == "trace") {
+    if (words.size() > 2) return Error(Errc::invalid_argument, "agent trace takes at most one TURN");
     o.command = Command::trace;
-    if (positional.size() == 2) o.turn = positional[1];
-  } else if (!positional.empty() && (positional[0] == "trust" || positional[0] == "untrust")) {
-    if (positional.size() > 2)
-      return Error(Errc::invalid_argument, fmt::format("agent {} takes at most one DIR", positional[0]));
-    o.command = positional[0] == "trust" ? Command::trust : Command::untrust;
-    if (positional.size() == 2) o.directory = positional[1];
-  } else if (!positional.empty() && positional[0] == "cost") {
-    if (positional.size() > 1) return Error(Errc::invalid_argument, "agent cost takes no arguments");
+    if (words.size() == 2) o.turn = words[1];
+  } else if (!words.empty() && (words[0] == "trust" || words[0] == "untrust")) {
+    if (words.size() > 2) return Error(Errc::invalid_argument, fmt::format("agent {} takes at most one DIR", words[0]));
+    o.command = words[0] == "trust" ? Command::trust : Command::untrust;
+    if (words.size() == 2) o.directory = words[1];
+  } else if (!words.empty() && words[0] == "cost") {
+    if (words.size() > 1) return Error(Errc::invalid_argument, "agent cost takes no arguments");
     o.command = Command::cost;
-  } else if (!positional.empty()) {
-    if (positional.size() > 1)
+  } else if (!words.empty()) {
+    if (words.size() > 1)
       return Error(Errc::invalid_argument, "give the prompt as one argument (quote it): agent \"fix the tests\"");
     o.command = Command::prompt;
-    o.prompt = positional[0];
+    o.prompt = words[0];
   } else {
     o.command = Command::interactive;
   }
   if (o.print && o.command != Command::prompt)
     return Error(Errc::invalid_argument, "-p needs a prompt: agent -p \"what to do\"");
-  if (format_given && !o.print) return Error(Errc::invalid_argument, "--output-format goes with -p");
+  if (p.format_option->count() > 0 && !o.print) return Error(Errc::invalid_argument, "--output-format goes with -p");
   if (o.continue_latest && o.resume) return Error(Errc::invalid_argument, "give --continue or --resume, not both");
   return o;
 }

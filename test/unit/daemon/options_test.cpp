@@ -19,6 +19,23 @@ TEST(Options, DefaultsAndFlags) {
   EXPECT_TRUE(parse_options({"-h"})->show_help);
 }
 
+TEST(Options, EveryOptionParses) {
+  auto o = parse_options({"--model", "openai:gpt-4.1", "--config=/tmp/c.json", "--demo", "--help"});
+  ASSERT_TRUE(o) << o.error().message();
+  EXPECT_EQ(o->model, "openai:gpt-4.1");
+  EXPECT_EQ(o->config_file, "/tmp/c.json");
+  EXPECT_TRUE(o->demo);
+  EXPECT_TRUE(o->show_help);
+  // A repeated option: the last one wins, as it did before CLI11.
+  auto twice = parse_options({"--db", "a.db", "--db", "b.db"});
+  ASSERT_TRUE(twice) << twice.error().message();
+  EXPECT_EQ(twice->db_path, "b.db");
+  auto decimal = parse_options({"--max-frame-bytes=02048"});  // not octal
+  ASSERT_TRUE(decimal) << decimal.error().message();
+  EXPECT_EQ(decimal->max_frame_bytes, 2048u);
+}
+
+// CLI11 words "missing value" itself; the other messages are ours.
 TEST(Options, BadUsageIsExplained) {
   struct Case {
     std::vector<std::string> args;
@@ -26,20 +43,29 @@ TEST(Options, BadUsageIsExplained) {
   };
   const Case cases[] = {
       {{"--frobnicate"}, "unknown option '--frobnicate' (see agentd --help)"},
-      {{"--db"}, "--db needs a value"},
-      {{"--max-frame-bytes", "ten"}, "--max-frame-bytes needs a whole number >= 1024, not 'ten'"},
-      {{"--max-frame-bytes", "10"}, "--max-frame-bytes needs a whole number >= 1024, not '10'"},
+      {{"stray"}, "unknown option 'stray' (see agentd --help)"},
+      {{"--db"}, "--db: 1 required PATH missing (see agentd --help)"},
+      {{"--max-frame-bytes"}, "--max-frame-bytes: 1 required N missing (see agentd --help)"},
+      {{"--max-frame-bytes", "ten"}, "--max-frame-bytes: needs a whole number >= 1024, not 'ten' (see agentd --help)"},
+      {{"--max-frame-bytes", "10"}, "--max-frame-bytes: needs a whole number >= 1024, not '10' (see agentd --help)"},
+      // Decimal only: "01024" is not octal 532 here, and "-5" does not wrap around.
+      {{"--max-frame-bytes=01024x"},
+       "--max-frame-bytes: needs a whole number >= 1024, not '01024x' (see agentd --help)"},
+      {{"--max-frame-bytes=-5"}, "--max-frame-bytes: needs a whole number >= 1024, not '-5' (see agentd --help)"},
   };
   for (const auto& c : cases) {
     auto o = parse_options(c.args);
-    ASSERT_FALSE(o);
+    ASSERT_FALSE(o) << c.args[0];
     EXPECT_EQ(o.error().message(), c.message);
   }
 }
 
-TEST(Options, UsageMentionsEveryOption) {
+TEST(Options, HelpListsEveryOption) {
   const std::string usage = usage_text();
-  for (const char* flag : {"--db", "--log-file", "--max-frame-bytes", "--version", "--help", "AGENTD_LOG"}) {
+  EXPECT_TRUE(usage.starts_with("usage: agentd [options]\n")) << usage;
+  for (const char* flag :
+       {"--db PATH", "--log-file PATH", "--max-frame-bytes N", "--model PROVIDER:MODEL", "--config FILE", "--demo",
+        "--version", "-h,--help", "AGENTD_LOG", "AGENTD_MODEL", "AGENTD_MOCK_MODEL"}) {
     EXPECT_NE(usage.find(flag), std::string::npos) << flag;
   }
 }
