@@ -1,25 +1,20 @@
 #include "daemon/demo.h"
 
-#include <fcntl.h>
 #include <poll.h>
-#include <spawn.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
-#include <vector>
 
 #include <fmt/format.h>
 #include <sys/wait.h>
 
 #include "core/support/json.h"
 #include "core/support/log.h"
-
-extern char** environ;  // NOLINT(readability-redundant-declaration)
+#include "core/support/spawn.h"
 
 namespace agentd::daemon {
 
@@ -52,25 +47,14 @@ Result<DemoModelServer> DemoModelServer::start(const std::string& agentd_path) {
     return Error(Errc::not_found, fmt::format("--demo script {} not found (set AGENTD_DEMO_SCRIPT)", script));
   }
 
-  int out[2];
-  if (pipe2(out, O_CLOEXEC) != 0) return Error(Errc::io, fmt::format("pipe: {}", std::strerror(errno)));
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);  // stdout-ok: the child's stdout
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  std::vector<std::string> args = {exe, "--script", script};
-  std::vector<char*> argv;
-  argv.reserve(args.size() + 1);
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  close(out[1]);
-  if (rc != 0) {
-    close(out[0]);
-    return Error(Errc::io, fmt::format("starting {}: {}", exe, std::strerror(rc)));
-  }
+  support::SpawnOptions options;
+  options.argv = {exe, "--script", script};
+  options.stdin_mode = support::ChildStdio::null();
+  options.stdout_mode = support::ChildStdio::pipe();  // stdout-ok: the child's stdout
+  auto child = support::spawn_process(options);
+  if (!child) return Error(Errc::io, child.error().message(), child.error().native_code());
+  const pid_t pid = child->pid;
+  const support::OwnedFd out = std::move(child->stdout_fd);
   DemoModelServer server(pid, "");
 
   // The server prints {"port":N,"url":"http://127.0.0.1:N"} once it listens.
@@ -79,14 +63,13 @@ Result<DemoModelServer> DemoModelServer::start(const std::string& agentd_path) {
   while (line.find('\n') == std::string::npos) {
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-    pollfd p{out[0], POLLIN, 0};
+    pollfd p{out.get(), POLLIN, 0};
     if (left <= 0 || poll(&p, 1, static_cast<int>(left)) <= 0) break;
     char buf[512];
-    const ssize_t n = read(out[0], buf, sizeof buf);
+    const ssize_t n = read(out.get(), buf, sizeof buf);
     if (n <= 0) break;
     line.append(buf, static_cast<std::size_t>(n));
   }
-  close(out[0]);
   auto json = support::parse_json(line.substr(0, line.find('\n')));
   if (!json || !(*json)["url"].is_string()) {
     return Error(Errc::unavailable, fmt::format("{} did not report its address (got \"{}\")", exe, line));

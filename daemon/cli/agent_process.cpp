@@ -1,7 +1,6 @@
 #include "daemon/cli/agent_process.h"
 
 #include <fcntl.h>
-#include <spawn.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,9 +10,8 @@
 #include <fmt/format.h>
 #include <sys/wait.h>
 
+#include "core/support/spawn.h"
 #include "protocol/jsonrpc.h"
-
-extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX declares it nowhere else
 
 namespace agentd::daemon::cli {
 
@@ -23,51 +21,23 @@ using support::Json;
 
 support::Result<std::unique_ptr<AgentProcess>> AgentProcess::spawn(const std::vector<std::string>& argv,
                                                                    const std::string& log_path) {
-  int in[2];
-  int out[2];
-  if (::pipe2(in, O_CLOEXEC) != 0) return Error(Errc::io, fmt::format("pipe: {}", std::strerror(errno)));
-  if (::pipe2(out, O_CLOEXEC) != 0) {
-    ::close(in[0]);
-    ::close(in[1]);
-    return Error(Errc::io, fmt::format("pipe: {}", std::strerror(errno)));
-  }
-  const int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
-  ::posix_spawn_file_actions_init(&actions);
-  ::posix_spawnattr_init(&attr);
-  ::posix_spawn_file_actions_adddup2(&actions, in[0], 0);
-  ::posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-  if (log >= 0) {
-    ::posix_spawn_file_actions_adddup2(&actions, log, 2);
-  } else {
-    ::posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  }
+  const support::OwnedFd log(::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
+  support::SpawnOptions options;
+  options.argv = argv;
+  options.stdin_mode = support::ChildStdio::pipe();
+  options.stdout_mode = support::ChildStdio::pipe();
+  options.stderr_mode = log ? support::ChildStdio::from_fd(log.get()) : support::ChildStdio::null();
   // Its own process group: the terminal's SIGINT is the CLI's to interpret (cancel, then exit).
-  ::posix_spawnattr_setpgroup(&attr, 0);
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGINT);
-  sigaddset(&defaults, SIGPIPE);
-  ::posix_spawnattr_setsigdefault(&attr, &defaults);
-  ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));  // NOLINT: posix_spawn's signature
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = ::posix_spawn(&pid, argv[0].c_str(), &actions, &attr, args.data(), environ);
-  ::posix_spawn_file_actions_destroy(&actions);
-  ::posix_spawnattr_destroy(&attr);
-  ::close(in[0]);
-  ::close(out[1]);
-  if (log >= 0) ::close(log);
-  if (rc != 0) {
-    ::close(in[1]);
-    ::close(out[0]);
-    return Error(rc == ENOENT ? Errc::not_found : Errc::io,
-                 fmt::format("cannot start {}: {}", argv[0], std::strerror(rc)));
+  options.new_process_group = true;
+  options.default_signals = true;
+  auto child = support::spawn_process(options);
+  if (!child) {
+    // Only a missing agentd is "not found" to the CLI; a file it may not run is an I/O failure.
+    const int rc = child.error().native_code();
+    return Error(rc == ENOENT ? Errc::not_found : Errc::io, child.error().message(), rc);
   }
-  return std::unique_ptr<AgentProcess>(new AgentProcess(pid, in[1], out[0]));
+  return std::unique_ptr<AgentProcess>(
+      new AgentProcess(child->pid, child->stdin_fd.release(), child->stdout_fd.release()));
 }
 
 AgentProcess::AgentProcess(pid_t pid, int in_fd, int out_fd) : pid_(pid), in_fd_(in_fd), out_fd_(out_fd) {

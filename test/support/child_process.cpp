@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,7 +16,9 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 
-extern char** environ;
+#include "core/support/spawn.h"
+
+extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX declares it nowhere else
 
 namespace agentd::testing {
 
@@ -34,23 +35,14 @@ int remaining_ms(Clock::time_point deadline) {
 
 ChildProcess::ChildProcess(const std::vector<std::string>& argv, Options options) {
   if (argv.empty()) throw std::runtime_error("ChildProcess: empty argv");
-  int in_pipe[2] = {-1, -1};
-  int out_pipe[2];
-  int err_pipe[2] = {-1, -1};
-  if (options.stdin_file.empty() && ::pipe2(in_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
-  if (options.capture_stderr && ::pipe2(err_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  if (options.stdin_file.empty()) {
-    posix_spawn_file_actions_adddup2(&actions, in_pipe[0], STDIN_FILENO);
-  } else {
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, options.stdin_file.c_str(), O_RDONLY, 0);
-  }
-  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO);
-  if (options.capture_stderr) posix_spawn_file_actions_adddup2(&actions, err_pipe[1], STDERR_FILENO);
-  if (!options.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, options.cwd.c_str());
+  support::SpawnOptions spawn;
+  spawn.argv = argv;
+  spawn.search_path = true;
+  spawn.cwd = options.cwd;
+  spawn.stdin_mode =
+      options.stdin_file.empty() ? support::ChildStdio::pipe() : support::ChildStdio::from_file(options.stdin_file);
+  spawn.stdout_mode = support::ChildStdio::pipe();
+  spawn.stderr_mode = options.capture_stderr ? support::ChildStdio::pipe() : support::ChildStdio::inherit();
 
   // Environment: ours, with overrides replacing variables of the same name.
   std::vector<std::string> env;
@@ -64,29 +56,14 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, Options options
     if (!overridden) env.emplace_back(entry);
   }
   for (const auto& o : options.env_overrides) env.push_back(o);
-  std::vector<char*> envp;
-  for (auto& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
+  spawn.env = std::move(env);
 
-  std::vector<std::string> args(argv);
-  std::vector<char*> argp;
-  for (auto& a : args) argp.push_back(a.data());
-  argp.push_back(nullptr);
-
-  const int rc = ::posix_spawnp(&pid_, argp[0], &actions, nullptr, argp.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  if (in_pipe[0] != -1) ::close(in_pipe[0]);
-  ::close(out_pipe[1]);
-  if (err_pipe[1] != -1) ::close(err_pipe[1]);
-  if (rc != 0) {
-    if (in_pipe[1] != -1) ::close(in_pipe[1]);
-    ::close(out_pipe[0]);
-    if (err_pipe[0] != -1) ::close(err_pipe[0]);
-    throw std::runtime_error(std::string("cannot start ") + argv[0] + ": " + std::strerror(rc));
-  }
-  stdin_fd_ = in_pipe[1];
-  stdout_fd_ = out_pipe[0];
-  stderr_fd_ = err_pipe[0];
+  auto child = support::spawn_process(spawn);
+  if (!child) throw std::runtime_error(child.error().message());
+  pid_ = child->pid;
+  stdin_fd_ = child->stdin_fd.release();
+  stdout_fd_ = child->stdout_fd.release();
+  stderr_fd_ = child->stderr_fd.release();
   // posix_spawn returns once the child has exec'd, so this bounds what the child inherited.
   rusage self{};
   ::getrusage(RUSAGE_SELF, &self);

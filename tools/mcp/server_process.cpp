@@ -1,10 +1,7 @@
 #include "tools/mcp/server_process.h"
 
-#include <fcntl.h>
-#include <spawn.h>
 #include <unistd.h>
 
-#include <array>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -17,6 +14,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "core/support/spawn.h"
 #include "tools/environment.h"
 #include "tools/mcp/mcp_manager.h"
 
@@ -45,27 +43,6 @@ support::Result<std::string> find_program(const std::string& name, const std::ve
   }
   return support::make_error(Errc::not_found, "no program named \"{}\" in PATH", name);
 }
-
-class Pipe {
- public:
-  Pipe() = default;
-  Pipe(const Pipe&) = delete;
-  Pipe& operator=(const Pipe&) = delete;
-  ~Pipe() {
-    close_end(0);
-    close_end(1);
-  }
-  bool open() { return ::pipe2(fds_.data(), O_CLOEXEC) == 0; }
-  int end(int which) const { return fds_[which]; }
-  int release(int which) { return std::exchange(fds_[which], -1); }
-  void close_end(int which) {
-    if (fds_[which] >= 0) ::close(fds_[which]);
-    fds_[which] = -1;
-  }
-
- private:
-  std::array<int, 2> fds_{-1, -1};
-};
 
 }  // namespace
 
@@ -97,55 +74,23 @@ support::Result<std::unique_ptr<ServerProcess>> ServerProcess::spawn(const asio:
     }
   }
 
-  std::vector<char*> argv;
-  argv.push_back(const_cast<char*>(config.command.c_str()));                           // NOLINT: exec's signature
-  for (const auto& arg : config.args) argv.push_back(const_cast<char*>(arg.c_str()));  // NOLINT
-  argv.push_back(nullptr);
-  std::vector<char*> envp;
-  for (const auto& entry : env) envp.push_back(const_cast<char*>(entry.c_str()));  // NOLINT
-  envp.push_back(nullptr);
-
-  Pipe in;
-  Pipe out;
-  Pipe err;
-  if (!in.open() || !out.open() || !err.open()) {
-    return support::Error(Errc::io, fmt::format("pipe: {}", std::strerror(errno)), errno);
-  }
-
-  // posix_spawn (vfork underneath) rather than fork: no copy of agentd's page tables, and exec
-  // failures come back as the return value.
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
-  ::posix_spawn_file_actions_init(&actions);
-  ::posix_spawnattr_init(&attr);
-  ::posix_spawn_file_actions_adddup2(&actions, in.end(0), 0);
-  ::posix_spawn_file_actions_adddup2(&actions, out.end(1), 1);
-  ::posix_spawn_file_actions_adddup2(&actions, err.end(1), 2);
-  ::posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-  if (!config.cwd.empty()) ::posix_spawn_file_actions_addchdir_np(&actions, config.cwd.c_str());
+  support::SpawnOptions options;
+  options.program = *program;
+  options.argv.push_back(config.command);
+  options.argv.insert(options.argv.end(), config.args.begin(), config.args.end());
+  options.env = std::move(env);
+  options.cwd = config.cwd;
+  options.stdin_mode = support::ChildStdio::pipe();
+  options.stdout_mode = support::ChildStdio::pipe();
+  options.stderr_mode = support::ChildStdio::pipe();
   // Its own group, so signals reach everything it starts and a ^C for our terminal does not; default
   // dispositions (agentd ignores SIGPIPE, which exec would otherwise pass on) and no blocked signals.
-  sigset_t all;
-  sigset_t none;
-  ::sigfillset(&all);
-  ::sigemptyset(&none);
-  ::posix_spawnattr_setpgroup(&attr, 0);
-  ::posix_spawnattr_setsigdefault(&attr, &all);
-  ::posix_spawnattr_setsigmask(&attr, &none);
-  ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  pid_t pid = 0;
-  const int rc = ::posix_spawn(&pid, program->c_str(), &actions, &attr, argv.data(), envp.data());
-  ::posix_spawn_file_actions_destroy(&actions);
-  ::posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
-    const Errc code = rc == ENOENT || rc == ENOTDIR || rc == EACCES ? Errc::not_found : Errc::io;
-    return support::Error(code, fmt::format("cannot start {}: {}", *program, std::strerror(rc)), rc);
-  }
-  in.close_end(0);
-  out.close_end(1);
-  err.close_end(1);
-  return std::unique_ptr<ServerProcess>(
-      new ServerProcess(executor, pid, in.release(1), out.release(0), err.release(0)));
+  options.new_process_group = true;
+  options.default_signals = true;
+  auto child = support::spawn_process(options);
+  if (!child) return std::move(child).error();
+  return std::unique_ptr<ServerProcess>(new ServerProcess(executor, child->pid, child->stdin_fd.release(),
+                                                          child->stdout_fd.release(), child->stderr_fd.release()));
 }
 
 ServerProcess::ServerProcess(const asio::any_io_executor& executor, pid_t pid, int in_fd, int out_fd, int err_fd)
