@@ -52,18 +52,23 @@ constexpr auto kDrainStderr = 200ms;
 constexpr auto kStopSlack = 10s;
 constexpr int kMaxListPages = 1000;
 
-void spawn_task(const asio::any_io_executor& executor, asio::awaitable<void> task, std::string name) {
-  asio::co_spawn(executor, std::move(task), [name = std::move(name)](const std::exception_ptr& e) {
-    if (!e) return;
-    try {
-      std::rethrow_exception(e);
-    } catch (const std::exception& ex) {
-      log::error("{} failed: {}", name, ex.what());
-    } catch (...) {
-      log::error("{} failed with an unknown exception", name);
+// Starts a coroutine of the client in the manager's TaskGroup. Connections and links hold it with a weak
+// reference: the group lives as long as any task in it (see ~McpManager), so only a task started after
+// everything ended could find it gone.
+class Spawner {
+ public:
+  explicit Spawner(std::weak_ptr<support::TaskGroup> group) : group_(std::move(group)) {}
+  void operator()(asio::awaitable<void> task, std::string name) const {
+    if (auto group = group_.lock()) {
+      group->spawn(std::move(task), std::move(name));
+    } else {
+      log::debug("{} not started: the MCP client is gone", name);
     }
-  });
-}
+  }
+
+ private:
+  std::weak_ptr<support::TaskGroup> group_;
+};
 
 // Whether the awaiting coroutine was cancelled through Asio (its waits then abort at once).
 asio::awaitable<bool> asio_cancelled() {
@@ -98,12 +103,13 @@ class Notifier {
 // One run of a server process: its pipes, its Peer, and what we saw of its end. A restart makes a
 // new Link, so late events from the old process can never reach the new one.
 struct Link : std::enable_shared_from_this<Link> {
-  explicit Link(const asio::any_io_executor& executor) : changed(executor) {}
+  Link(const asio::any_io_executor& executor, Spawner spawner) : changed(executor), spawn(std::move(spawner)) {}
 
   std::string server;
   std::unique_ptr<ServerProcess> process;
   std::unique_ptr<protocol::Peer> peer;
   Notifier changed;  // any flag below changed
+  Spawner spawn;
 
   std::string out_buffer;
   bool writing = false;
@@ -157,7 +163,7 @@ void Link::send(std::string message) {
   if (!writing) {
     writing = true;
     auto self = shared_from_this();
-    spawn_task(process->stdin_pipe().get_executor(), write_loop(self), "MCP writer");
+    spawn(write_loop(self), "MCP writer");
   }
 }
 
@@ -386,8 +392,10 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
  public:
   using ChangeCallback = std::function<void(bool tools_changed)>;
 
-  ServerConnection(asio::any_io_executor executor, ServerConfig config, ClientOptions options, ChangeCallback on_change)
+  ServerConnection(asio::any_io_executor executor, Spawner spawner, ServerConfig config, ClientOptions options,
+                   ChangeCallback on_change)
       : executor_(std::move(executor)),
+        spawn_(std::move(spawner)),
         config_(std::move(config)),
         options_(options),
         on_change_(std::move(on_change)),
@@ -411,7 +419,7 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
 
   void start() {
     auto self = shared_from_this();
-    spawn_task(executor_, run(self), "MCP server " + config_.name);
+    spawn_(run(self), "MCP server " + config_.name);
   }
 
   // Marks a server that cannot even be started (a duplicate name).
@@ -534,7 +542,7 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
   Result<std::shared_ptr<Link>> launch() {
     auto process = ServerProcess::spawn(executor_, config_);
     if (!process) return std::move(process).error();
-    auto link = std::make_shared<Link>(executor_);
+    auto link = std::make_shared<Link>(executor_, spawn_);
     link->server = config_.name;
     link->process = std::move(*process);
     std::weak_ptr<Link> weak_link = link;
@@ -543,10 +551,10 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
     });
     register_handlers(*link->peer, weak_link);
     log::info("MCP server '{}' started: {} (pid {})", config_.name, config_.command, link->process->pid());
-    spawn_task(executor_, read_stdout(link), "MCP stdout reader");
-    spawn_task(executor_, read_stderr(link), "MCP stderr reader");
-    spawn_task(executor_, watch_exit(link), "MCP exit watcher");
-    spawn_task(executor_, watch_end(link), "MCP end watcher");
+    spawn_(read_stdout(link), "MCP stdout reader");
+    spawn_(read_stderr(link), "MCP stderr reader");
+    spawn_(watch_exit(link), "MCP exit watcher");
+    spawn_(watch_end(link), "MCP end watcher");
     return link;
   }
 
@@ -583,7 +591,7 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
       if (link->initialized) self->relist_wanted_ = true;
       if (self->state_ == ServerState::ready && self->relist_wanted_ && !self->relisting_) {
         self->relisting_ = true;
-        spawn_task(self->executor_, relist(self, link), "MCP tools re-list");
+        self->spawn_(relist(self, link), "MCP tools re-list");
       }
     });
     peer.on_notification_raw("notifications/message", [name = config_.name](const Json& params) {
@@ -726,7 +734,7 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
         self->set_state(ServerState::ready, true);
         if (self->relist_wanted_ && !self->relisting_) {
           self->relisting_ = true;
-          spawn_task(self->executor_, relist(self, link), "MCP tools re-list");
+          self->spawn_(relist(self, link), "MCP tools re-list");
         }
       } else if (handshake_end == Handshake::fatal) {
         link->process->signal_group(SIGKILL);
@@ -773,6 +781,7 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
   }
 
   asio::any_io_executor executor_;
+  Spawner spawn_;
   ServerConfig config_;
   ClientOptions options_;
   ChangeCallback on_change_;
@@ -822,9 +831,19 @@ std::shared_ptr<McpManager> McpManager::create(asio::any_io_executor executor, C
 }
 
 McpManager::McpManager(asio::any_io_executor executor, ClientOptions options)
-    : executor_(std::move(executor)), options_(options), waiters_(std::make_shared<Waiters>(executor_)) {}
+    : executor_(std::move(executor)),
+      options_(options),
+      waiters_(std::make_shared<Waiters>(executor_)),
+      tasks_(std::make_shared<support::TaskGroup>(executor_)) {}
 
-McpManager::~McpManager() = default;
+McpManager::~McpManager() {
+  if (tasks_->size() == 0) return;
+  // Gone without shutdown() (a host that could not wait for it): the servers run on in their tasks, as
+  // they would have, and the group must outlive every one of them; the completion of its join holds it.
+  // (The one coroutine outside a group here: the group's own keeper.)
+  support::TaskGroup& tasks = *tasks_;
+  asio::co_spawn(executor_, tasks.join(), [keep = tasks_](const std::exception_ptr&) {});
+}
 
 void McpManager::start(std::vector<ServerConfig> servers) {
   // A server that dies while we write to it must not kill agentd with SIGPIPE (daemon.cpp ignores it
@@ -837,9 +856,10 @@ void McpManager::start(std::vector<ServerConfig> servers) {
   for (auto& config : servers) {
     const bool duplicate = std::any_of(servers_.begin(), servers_.end(),
                                        [&](const auto& server) { return server->name() == config.name; });
-    auto connection = std::make_shared<ServerConnection>(executor_, std::move(config), options_, [weak](bool changed) {
-      if (auto self = weak.lock()) self->state_changed(changed);
-    });
+    auto connection = std::make_shared<ServerConnection>(executor_, Spawner(tasks_), std::move(config), options_,
+                                                         [weak](bool changed) {
+                                                           if (auto self = weak.lock()) self->state_changed(changed);
+                                                         });
     servers_.push_back(connection);
     if (duplicate) {
       connection->fail_now("another MCP server has the same name");
@@ -917,6 +937,10 @@ asio::awaitable<void> McpManager::shutdown() {
   const auto term_at = Clock::now() + options_.shutdown_grace;
   const auto kill_at = term_at + options_.shutdown_grace;
   for (const auto& server : servers_) co_await server->finish_stop(term_at, kill_at);
+  // Every server has ended (or its slack ran out). Their readers and watchers end with the closed pipes;
+  // whatever still waits is cancelled. None may outlive the manager and what it owns.
+  tasks_->cancel_all();
+  co_await tasks_->join();
 }
 
 }  // namespace agentd::tools::mcp

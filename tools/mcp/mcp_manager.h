@@ -16,6 +16,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include "core/support/cancel.h"
+#include "core/support/task_group.h"
 #include "tools/tool.h"
 
 namespace agentd::tools::mcp {
@@ -73,8 +74,12 @@ class McpManager : public std::enable_shared_from_this<McpManager> {
   // notifications/tools/list_changed, restarted, failed or stopped.
   void on_tools_changed(std::function<void()> callback);
   // Fails calls in progress, closes each server's stdin, SIGTERMs its group after the grace, SIGKILLs it
-  // after a second grace, and reaps it. Idempotent.
+  // after a second grace, and reaps it; then cancels what is left of the client's coroutines and waits
+  // for them, so none outlives the manager. The owner awaits it before letting go. Idempotent.
   boost::asio::awaitable<void> shutdown();
+  // The client's coroutines still running (readers, watchers, writers, one per server): 0 after
+  // shutdown().
+  std::size_t running_tasks() const noexcept { return tasks_->size(); }
 
  private:
   McpManager(boost::asio::any_io_executor executor, ClientOptions options);
@@ -86,6 +91,9 @@ class McpManager : public std::enable_shared_from_this<McpManager> {
   std::function<void()> on_tools_changed_;
   struct Waiters;
   std::shared_ptr<Waiters> waiters_;
+  // Every coroutine of the client. Shared so that connections and links reach it through weak
+  // references, and a manager that goes without shutdown() can leave it to a keeper (see the destructor).
+  std::shared_ptr<support::TaskGroup> tasks_;
   bool shut_down_ = false;
 };
 

@@ -391,5 +391,39 @@ TEST_F(McpManagerTest, ShutdownKillsAServerThatIgnoresStdinAndSigterm) {
   EXPECT_EQ(errno, ESRCH);
 }
 
+TEST_F(McpManagerTest, ShutdownLeavesNoTaskRunning) {
+  // One server ready (its readers, watchers and run loop), one waiting out a restart's backoff.
+  ClientOptions options;
+  options.restart_backoff = 10s;
+  start({fake("normal"), fake("crash", "crashy")}, options);
+  wait_ready();
+  ASSERT_EQ(status(0).state, ServerState::ready);
+  auto crashed = call("mcp__crashy__crash");
+  ASSERT_TRUE(crashed && *crashed);
+  ASSERT_TRUE(run_until([&] { return status(1).state == ServerState::restarting; }, 5s)) << status(1).error;
+  EXPECT_GT(manager_->running_tasks(), 0u);
+  const auto t0 = std::chrono::steady_clock::now();
+  run_void(manager_->shutdown());
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);  // the backoff did not hold it up
+  // Nothing of the client runs on after its shutdown: not a reader, a watcher or a run loop.
+  EXPECT_EQ(manager_->running_tasks(), 0u);
+  EXPECT_EQ(status(0).state, ServerState::stopped);
+  EXPECT_EQ(status(1).state, ServerState::stopped);
+}
+
+TEST_F(McpManagerTest, AManagerDroppedWithoutShutdownLeavesItsServersRunningSafely) {
+  start({fake("normal")});
+  wait_ready();
+  auto echo = find_tool("mcp__fake__echo");
+  ASSERT_TRUE(echo);
+  // Its tasks keep the server (and their group) alive; a call spawns a writer into that group.
+  manager_.reset();
+  ToolContext context;
+  Json input = text_input("still here");
+  auto answered = run(echo->run(std::move(input), context));
+  ASSERT_TRUE(answered && *answered);
+  EXPECT_EQ((*answered)->content, "echo: still here");
+}
+
 }  // namespace
 }  // namespace agentd::tools::mcp
