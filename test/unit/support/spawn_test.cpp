@@ -91,9 +91,10 @@ TEST(SpawnProcess, StdinFromNullOrAFileAndStderrToAnFd) {
   EXPECT_EQ(read_all(first->stdout_fd), "end\n");
   EXPECT_EQ(wait_exit(first->pid), 0);
 
-  // Its own source file is a file every test run has.
+  // Its own source file is a file every test run has (by absolute path: __FILE__ is relative under
+  // ccache's base_dir, and the test runs in another directory).
   SpawnOptions from_file = shell("head -c 2");
-  from_file.stdin_mode = ChildStdio::from_file(__FILE__);
+  from_file.stdin_mode = ChildStdio::from_file(AGENTD_SOURCE_DIR "/test/unit/support/spawn_test.cpp");
   from_file.stdout_mode = ChildStdio::pipe();
   auto second = spawn_process(from_file);
   ASSERT_TRUE(second) << second.error().message();
