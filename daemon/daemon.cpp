@@ -116,6 +116,7 @@ int run_daemon(const Options& options, int in_fd, int out_fd) {
     transport.stop_reading();
   });
 
+  // The root: no TaskGroup above it; it joins everything below and its end stops the loop.
   asio::co_spawn(
       io,
       [&]() -> asio::awaitable<void> {

@@ -145,6 +145,8 @@ asio::awaitable<void> Host::shutdown() {
   // MCP servers are our children: stop them (gracefully, then by force) before we go.
   asio::steady_timer mcp_grace(parts_->io, kMcpShutdownGrace);
   co_await (parts_->sessions.stop_all() || mcp_grace.async_wait(asio::use_awaitable));
+  // The model connections: pooled ones closed, background drains cancelled and joined (at once).
+  co_await parts_->http->shutdown();
 }
 
 }  // namespace agentd::daemon

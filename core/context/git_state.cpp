@@ -197,6 +197,7 @@ class Git {
     if (err.get() < 0) return support::make_error(Errc::io, "memfd_create: {}", std::strerror(errno));
     process.stderr_fd = err.get();
 
+    // A root, not in a TaskGroup: this private loop runs the one coroutine to its end right here.
     asio::io_context io;
     std::optional<support::Result<tools::ProcessResult>> ran;
     const tools::OutputCallback no_live_output;

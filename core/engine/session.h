@@ -34,6 +34,7 @@
 #include "core/support/cancel.h"
 #include "core/support/enum_names.h"
 #include "core/support/result.h"
+#include "core/support/task_group.h"
 #include "core/support/trace.h"
 #include "tools/mcp/mcp_manager.h"
 #include "tools/tool.h"
@@ -156,8 +157,9 @@ class Session : public std::enable_shared_from_this<Session> {
   std::vector<tools::mcp::ServerStatus> mcp_status() const;
   // Stops the servers (their process groups, gracefully, then by force). Idempotent.
   boost::asio::awaitable<void> stop_mcp();
-  // The same, for a session being closed: runs on the strand while the caller goes on.
-  void stop_mcp_in_background();
+  // The same, for a session being closed: runs in `group` (the SessionManager's, joined at shutdown)
+  // while the caller goes on, and holds the session until its servers are gone.
+  void stop_mcp_in_background(support::TaskGroup& group);
 
   // `_agentd/verify/plan`: the project's verification commands and the one agentd would run for
   // `files` (absolute or relative to the cwd; default: the files the session's last turn changed),

@@ -63,7 +63,7 @@ std::string metadata_json(std::string_view mode, std::string_view model, const s
 
 }  // namespace
 
-SessionManager::SessionManager(EngineContext& engine) : engine_(engine) {}
+SessionManager::SessionManager(EngineContext& engine) : engine_(engine), closing_(engine.executor) {}
 
 Result<ProjectSettings> SessionManager::settings_for(const std::string& cwd) const {
   if (!engine_.project_settings) return ProjectSettings{};
@@ -180,6 +180,7 @@ asio::awaitable<Result<SessionPage>> SessionManager::list(std::optional<std::str
 
 asio::awaitable<void> SessionManager::stop_all() {
   for (auto& [id, session] : sessions_) co_await session->stop_mcp();
+  co_await closing_.join();
 }
 
 Result<void> SessionManager::close(const std::string& id) {
@@ -187,7 +188,7 @@ Result<void> SessionManager::close(const std::string& id) {
   if (it == sessions_.end()) return Error(Errc::not_found, fmt::format("session \"{}\" is not open", id));
   it->second->cancel();
   it->second->detach();
-  it->second->stop_mcp_in_background();
+  it->second->stop_mcp_in_background(closing_);
   sessions_.erase(it);
   log::info("session {} closed", id);
   return {};
@@ -197,7 +198,7 @@ asio::awaitable<Result<void>> SessionManager::remove(std::string id) {
   if (auto it = sessions_.find(id); it != sessions_.end()) {
     it->second->cancel();
     it->second->detach();
-    it->second->stop_mcp_in_background();
+    it->second->stop_mcp_in_background(closing_);
     sessions_.erase(it);
   }
   auto remove_job = [id](storage::Connection& db) { return storage::SessionStore(db).remove(id); };

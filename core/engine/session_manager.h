@@ -16,6 +16,7 @@
 #include "core/engine/events.h"
 #include "core/engine/session.h"
 #include "core/support/result.h"
+#include "core/support/task_group.h"
 #include "core/support/trace.h"
 #include "storage/permission_store.h"
 
@@ -63,7 +64,8 @@ class SessionManager {
 
   // Cancels every running turn (shutdown).
   void cancel_all();
-  // Stops every open session's MCP servers (shutdown), each within its grace periods.
+  // Stops every open session's MCP servers (shutdown), each within its grace periods, and waits for the
+  // stops of sessions closed earlier (closing_).
   boost::asio::awaitable<void> stop_all();
   std::size_t open_sessions() const noexcept { return sessions_.size(); }
 
@@ -72,6 +74,9 @@ class SessionManager {
 
   EngineContext& engine_;
   std::map<std::string, std::shared_ptr<Session>, std::less<>> sessions_;
+  // Closed sessions stopping their MCP servers in the background; each task holds its session. Joined
+  // by stop_all(), not cancelled: a stop is itself bounded by its grace periods.
+  support::TaskGroup closing_;
 };
 
 }  // namespace agentd::core

@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <utility>
 
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <fmt/format.h>
@@ -23,6 +22,9 @@ namespace log = support::log;
 
 namespace {
 constexpr std::string_view kMcpPrefix = "mcp__";
+
+// Holds the session for as long as its servers take to stop.
+asio::awaitable<void> stop_mcp_of(std::shared_ptr<Session> session) { co_await session->stop_mcp(); }
 }  // namespace
 
 void Session::start_mcp(std::vector<mcp::ServerConfig> from_client) {
@@ -62,10 +64,10 @@ asio::awaitable<void> Session::stop_mcp() {
   co_await manager->shutdown();
 }
 
-void Session::stop_mcp_in_background() {
+void Session::stop_mcp_in_background(support::TaskGroup& group) {
   if (!mcp_) return;
-  // The completion handler holds the session until its servers are gone.
-  asio::co_spawn(strand_, stop_mcp(), [self = shared_from_this()](const std::exception_ptr&) {});
+  auto self = shared_from_this();
+  group.spawn(stop_mcp_of(self), fmt::format("stopping the MCP servers of session {}", info_.id));
 }
 
 void Session::sync_mcp_tools() {

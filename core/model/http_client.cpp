@@ -41,6 +41,7 @@
 
 #include "core/support/clock.h"
 #include "core/support/log.h"
+#include "core/support/task_group.h"
 #include "core/support/text.h"
 
 namespace agentd::core::model {
@@ -456,6 +457,9 @@ Result<std::unique_ptr<ssl::context>> make_tls_context(const HttpClientOptions& 
 }
 
 struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
+  Impl(asio::any_io_executor ex, HttpClientOptions opts)
+      : executor(std::move(ex)), options(std::move(opts)), drains(executor) {}
+
   asio::any_io_executor executor;
   HttpClientOptions options;
   // Made on the first https connection (by create() when there are extra CAs to check): OpenSSL's
@@ -464,6 +468,10 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
   std::map<std::string, std::vector<std::shared_ptr<Connection>>> idle;
   // Connections whose body is being read in the background after BodyAction::finish.
   std::vector<std::shared_ptr<Connection>> draining;
+  // The coroutines reading them (drain()); shutdown() cancels and joins them.
+  support::TaskGroup drains;
+  // After shutdown(): a connection whose exchange ends is closed, neither pooled nor drained.
+  bool shut_down = false;
 
   std::shared_ptr<Connection> take_idle(const std::string& key) {
     auto it = idle.find(key);
@@ -494,7 +502,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
   }
 
   void put_idle(std::shared_ptr<Connection> conn) {
-    if (options.max_idle_per_host == 0) {
+    if (options.max_idle_per_host == 0 || shut_down) {
       conn->close();
       return;
     }
@@ -519,9 +527,9 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
   }
 
   // Reads the rest of a body nobody wants any more, within the drain limits, then pools or closes the
-  // connection. Runs detached: the caller already has its response. It keeps the connection and parser
-  // alive itself and reaches the pool only through `owner`, so the client may go first (its destructor
-  // closes the socket, which ends the read at once).
+  // connection. Runs in `drains`, in the background: the caller already has its response. It keeps the
+  // connection and parser alive itself and reaches the pool only through `owner`; closing the socket
+  // (shutdown(), the destructor) ends the read at once.
   static asio::awaitable<void> drain(std::weak_ptr<Impl> owner, std::shared_ptr<Connection> conn,
                                      std::unique_ptr<BodyParser> parser, std::uint64_t dropped, std::uint64_t limit) {
     bool clean = false;
@@ -557,12 +565,15 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
   std::chrono::milliseconds drain_budget() const { return std::min(options.drain_timeout, options.timeouts.idle); }
 
   void start_drain(std::shared_ptr<Connection> conn, std::unique_ptr<BodyParser> parser, std::uint64_t dropped) {
+    if (shut_down) {
+      conn->close();
+      return;
+    }
     conn->tcp().expires_after(drain_budget());  // when it passes the socket is closed, which ends the read
     draining.push_back(conn);
-    // Only bad_alloc could escape drain(); the connection then closes with the coroutine's frame.
-    asio::co_spawn(executor,
-                   drain(weak_from_this(), std::move(conn), std::move(parser), dropped, options.drain_max_bytes),
-                   [](const std::exception_ptr&) {});
+    // Only bad_alloc could escape drain(); the group logs it, and the connection closes with the frame.
+    drains.spawn(drain(weak_from_this(), std::move(conn), std::move(parser), dropped, options.drain_max_bytes),
+                 "http drain");
   }
 
   void end_drain(const std::shared_ptr<Connection>& conn, bool reusable) {
@@ -875,12 +886,27 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
 
 HttpClient::HttpClient(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-HttpClient::~HttpClient() { impl_->close_all(); }
+HttpClient::~HttpClient() {
+  impl_->shut_down = true;
+  impl_->close_all();
+  if (impl_->drains.size() == 0) return;
+  // Destroyed without shutdown() while drains run (a caller that could not wait). Their sockets are
+  // closed now, so they end on the next turns of the loop; until then their group, and so the Impl it
+  // lives in, must stay: the join's completion holds it. (The one coroutine outside a group here: it is
+  // the group's own keeper.)
+  support::TaskGroup& drains = impl_->drains;
+  asio::co_spawn(impl_->executor, drains.join(), [keep = impl_](const std::exception_ptr&) {});
+}
+
+asio::awaitable<void> HttpClient::shutdown() {
+  impl_->shut_down = true;
+  impl_->close_all();
+  impl_->drains.cancel_all();
+  co_await impl_->drains.join();
+}
 
 Result<std::unique_ptr<HttpClient>> HttpClient::create(asio::any_io_executor executor, HttpClientOptions options) {
-  auto impl = std::make_shared<Impl>();
-  impl->executor = std::move(executor);
-  impl->options = std::move(options);
+  auto impl = std::make_shared<Impl>(std::move(executor), std::move(options));
   // Extra CAs are checked now, so a bad one fails here rather than on the first model call.
   if (!impl->options.extra_ca_pem.empty()) {
     auto context = impl->tls();
@@ -908,6 +934,8 @@ std::size_t HttpClient::idle_connections() const noexcept {
 }
 
 std::size_t HttpClient::draining_connections() const noexcept { return impl_->draining.size(); }
+
+std::size_t HttpClient::background_tasks() const noexcept { return impl_->drains.size(); }
 
 void HttpClient::close_idle_connections() { impl_->close_all(); }
 

@@ -174,6 +174,13 @@ class HttpClient {
   std::size_t draining_connections() const noexcept;
   // Closes the idle connections and the draining ones.
   void close_idle_connections();
+  // The coroutines draining those connections; 0 once shutdown() has returned.
+  std::size_t background_tasks() const noexcept;
+  // For the owner, before the client goes: closes every pooled and draining connection, cancels the
+  // drains and waits until they have ended. Requests may still be sent after it, but their connections
+  // are closed when they end, never pooled or drained. (A client destroyed without it leaves its closed
+  // drains to end on the loop's next turns.)
+  boost::asio::awaitable<void> shutdown();
 
  private:
   struct Impl;

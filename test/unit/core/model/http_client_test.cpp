@@ -511,6 +511,40 @@ TEST_F(HttpClientTest, DestroyingTheClientEndsADrain) {
   EXPECT_TRUE(run_until([&] { return server.ended() == 1; }));
 }
 
+asio::awaitable<bool> shut_down(HttpClient& client) {
+  co_await client.shutdown();
+  co_return true;
+}
+
+TEST_F(HttpClientTest, ShutdownCancelsADrainInFlightAndWaitsForIt) {
+  // The tail never comes: left alone, the drain would wait out drain_timeout.
+  RawHttpServer server(
+      io_, {{RawStep::read_request(), RawStep::write(std::string(kChunkedHead) + chunk("event: STOP\n\n"))}});
+  auto client = make_client();
+  auto first = post(*client, server.url(), {}, finish_at_stop);
+  ASSERT_TRUE(first.result && *first.result);
+  ASSERT_EQ(client->draining_connections(), 1u);
+  ASSERT_EQ(client->background_tasks(), 1u);
+  const auto started = Clock::now();
+  ASSERT_TRUE(run_bounded(io_, shut_down(*client), 2s));
+  EXPECT_LT(Clock::now() - started, 2s);
+  EXPECT_EQ(client->background_tasks(), 0u);
+  EXPECT_EQ(client->draining_connections(), 0u);
+  EXPECT_EQ(client->idle_connections(), 0u);
+  EXPECT_TRUE(run_until([&] { return server.ended() == 1; }));
+}
+
+TEST_F(HttpClientTest, AfterShutdownAFinishedExchangeIsNotPooled) {
+  RawHttpServer server(io_, {{RawStep::read_request(), RawStep::write(http_response(200, "one"))}});
+  auto client = make_client();
+  ASSERT_TRUE(run_bounded(io_, shut_down(*client), 2s));
+  auto first = post(*client, server.url());
+  ASSERT_TRUE(first.result && *first.result) << (first.result ? first.result->error().message() : "timeout");
+  EXPECT_EQ(first.body(), "one");
+  EXPECT_EQ(client->idle_connections(), 0u);
+  EXPECT_EQ(client->background_tasks(), 0u);
+}
+
 TEST_F(HttpClientTest, ConnectionCloseResponseIsNotDrained) {
   RawHttpServer server(io_,
                        {{RawStep::read_request(),
