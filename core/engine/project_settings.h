@@ -6,12 +6,14 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/engine/permissions.h"
 #include "core/model/model_config.h"
+#include "core/support/enum_names.h"
 #include "core/support/result.h"
 #include "tools/builtin/shell.h"
 #include "tools/mcp/mcp_manager.h"
@@ -34,6 +36,7 @@ enum class AutoVerify {
 };
 std::string_view auto_verify_name(AutoVerify mode) noexcept;
 std::optional<AutoVerify> parse_auto_verify(std::string_view name) noexcept;
+std::span<const support::EnumName<AutoVerify>> enum_names(AutoVerify) noexcept;
 
 struct VerifySettings {
   AutoVerify mode = AutoVerify::suggest;

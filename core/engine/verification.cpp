@@ -15,20 +15,15 @@ namespace fs = std::filesystem;
 using support::Json;
 namespace verify = tools::verify;
 
-std::string_view auto_verify_name(AutoVerify mode) noexcept {
-  switch (mode) {
-    case AutoVerify::off: return "off";
-    case AutoVerify::suggest: return "suggest";
-    case AutoVerify::run: return "run";
-  }
-  return "suggest";
-}
+constexpr support::EnumName<AutoVerify> kAutoVerifyNames[] = {
+    {AutoVerify::off, "off"}, {AutoVerify::suggest, "suggest"}, {AutoVerify::run, "run"}};
+static_assert(support::names_every_value(kAutoVerifyNames, AutoVerify::run));
+std::span<const support::EnumName<AutoVerify>> enum_names(AutoVerify) noexcept { return kAutoVerifyNames; }
+
+std::string_view auto_verify_name(AutoVerify mode) noexcept { return support::enum_name(mode, "suggest"); }
 
 std::optional<AutoVerify> parse_auto_verify(std::string_view name) noexcept {
-  if (name == "off") return AutoVerify::off;
-  if (name == "suggest") return AutoVerify::suggest;
-  if (name == "run") return AutoVerify::run;
-  return std::nullopt;
+  return support::enum_from_name<AutoVerify>(name);
 }
 
 VerificationPlan plan_verification(const std::string& workspace, std::vector<std::string> files) {

@@ -400,24 +400,23 @@ const Url* ProxyConfig::proxy_for(const Url& target) const {
   return &*proxy;
 }
 
-std::string_view http_failure_name(HttpFailure failure) noexcept {
-  switch (failure) {
-    case HttpFailure::none: return "none";
-    case HttpFailure::bad_request: return "bad_request";
-    case HttpFailure::resolve: return "resolve";
-    case HttpFailure::connect: return "connect";
-    case HttpFailure::connect_timeout: return "connect_timeout";
-    case HttpFailure::proxy: return "proxy";
-    case HttpFailure::tls: return "tls";
-    case HttpFailure::tls_verify: return "tls_verify";
-    case HttpFailure::closed: return "closed";
-    case HttpFailure::first_byte_timeout: return "first_byte_timeout";
-    case HttpFailure::idle_timeout: return "idle_timeout";
-    case HttpFailure::protocol: return "protocol";
-    case HttpFailure::cancelled: return "cancelled";
-  }
-  return "unknown";
-}
+constexpr support::EnumName<HttpFailure> kHttpFailureNames[] = {{HttpFailure::none, "none"},
+                                                                {HttpFailure::bad_request, "bad_request"},
+                                                                {HttpFailure::resolve, "resolve"},
+                                                                {HttpFailure::connect, "connect"},
+                                                                {HttpFailure::connect_timeout, "connect_timeout"},
+                                                                {HttpFailure::proxy, "proxy"},
+                                                                {HttpFailure::tls, "tls"},
+                                                                {HttpFailure::tls_verify, "tls_verify"},
+                                                                {HttpFailure::closed, "closed"},
+                                                                {HttpFailure::first_byte_timeout, "first_byte_timeout"},
+                                                                {HttpFailure::idle_timeout, "idle_timeout"},
+                                                                {HttpFailure::protocol, "protocol"},
+                                                                {HttpFailure::cancelled, "cancelled"}};
+static_assert(support::names_every_value(kHttpFailureNames, HttpFailure::cancelled));
+std::span<const support::EnumName<HttpFailure>> enum_names(HttpFailure) noexcept { return kHttpFailureNames; }
+
+std::string_view http_failure_name(HttpFailure failure) noexcept { return support::enum_name(failure, "unknown"); }
 
 HttpFailure http_failure_of(const support::Error& error) noexcept {
   const int code = error.native_code();

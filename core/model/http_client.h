@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include "core/support/cancel.h"
+#include "core/support/enum_names.h"
 #include "core/support/result.h"
 
 namespace agentd::core::model {
@@ -115,6 +117,7 @@ enum class HttpFailure {
   cancelled,           // the caller's CancelToken fired
 };
 std::string_view http_failure_name(HttpFailure failure) noexcept;
+std::span<const support::EnumName<HttpFailure>> enum_names(HttpFailure) noexcept;
 // The HttpFailure of an error returned by HttpClient (none for other errors).
 HttpFailure http_failure_of(const support::Error& error) noexcept;
 

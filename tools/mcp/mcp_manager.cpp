@@ -810,16 +810,15 @@ asio::awaitable<Result<ToolResult>> McpTool::run(Json input, ToolContext& contex
 
 // --- The manager ---------------------------------------------------------------------------------
 
-std::string_view server_state_name(ServerState state) {
-  switch (state) {
-    case ServerState::starting: return "starting";
-    case ServerState::ready: return "ready";
-    case ServerState::restarting: return "restarting";
-    case ServerState::failed: return "failed";
-    case ServerState::stopped: return "stopped";
-  }
-  return "unknown";
-}
+constexpr support::EnumName<ServerState> kServerStateNames[] = {{ServerState::starting, "starting"},
+                                                                {ServerState::ready, "ready"},
+                                                                {ServerState::restarting, "restarting"},
+                                                                {ServerState::failed, "failed"},
+                                                                {ServerState::stopped, "stopped"}};
+static_assert(support::names_every_value(kServerStateNames, ServerState::stopped));
+std::span<const support::EnumName<ServerState>> enum_names(ServerState) noexcept { return kServerStateNames; }
+
+std::string_view server_state_name(ServerState state) { return support::enum_name(state, "unknown"); }
 
 struct McpManager::Waiters {
   explicit Waiters(const asio::any_io_executor& executor) : notifier(executor) {}

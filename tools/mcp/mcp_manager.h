@@ -7,6 +7,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -16,6 +17,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include "core/support/cancel.h"
+#include "core/support/enum_names.h"
 #include "core/support/task_group.h"
 #include "tools/tool.h"
 
@@ -40,6 +42,7 @@ struct ClientOptions {
 
 enum class ServerState { starting, ready, restarting, failed, stopped };
 std::string_view server_state_name(ServerState state);
+std::span<const support::EnumName<ServerState>> enum_names(ServerState) noexcept;
 
 struct ServerStatus {
   std::string name;

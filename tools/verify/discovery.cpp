@@ -48,29 +48,19 @@ const VerificationCommand* first_for(const Discovery& discovery, const Ecosystem
 
 }  // namespace
 
-std::string_view runner_kind_name(RunnerKind kind) noexcept {
-  switch (kind) {
-    case RunnerKind::gtest_ctest: return "gtest_ctest";
-    case RunnerKind::pytest: return "pytest";
-    case RunnerKind::node_test: return "node_test";
-    case RunnerKind::jest: return "jest";
-    case RunnerKind::vitest: return "vitest";
-    case RunnerKind::go_test: return "go_test";
-    case RunnerKind::cargo_test: return "cargo_test";
-    case RunnerKind::make: return "make";
-    case RunnerKind::npm_script: return "npm_script";
-    case RunnerKind::other: return "other";
-  }
-  return "other";
-}
+constexpr support::EnumName<RunnerKind> kRunnerKindNames[] = {
+    {RunnerKind::gtest_ctest, "gtest_ctest"}, {RunnerKind::pytest, "pytest"},
+    {RunnerKind::node_test, "node_test"},     {RunnerKind::jest, "jest"},
+    {RunnerKind::vitest, "vitest"},           {RunnerKind::go_test, "go_test"},
+    {RunnerKind::cargo_test, "cargo_test"},   {RunnerKind::make, "make"},
+    {RunnerKind::npm_script, "npm_script"},   {RunnerKind::other, "other"}};
+static_assert(support::names_every_value(kRunnerKindNames, RunnerKind::other));
+std::span<const support::EnumName<RunnerKind>> enum_names(RunnerKind) noexcept { return kRunnerKindNames; }
+
+std::string_view runner_kind_name(RunnerKind kind) noexcept { return support::enum_name(kind, "other"); }
 
 std::optional<RunnerKind> parse_runner_kind(std::string_view name) noexcept {
-  for (RunnerKind kind :
-       {RunnerKind::gtest_ctest, RunnerKind::pytest, RunnerKind::node_test, RunnerKind::jest, RunnerKind::vitest,
-        RunnerKind::go_test, RunnerKind::cargo_test, RunnerKind::make, RunnerKind::npm_script, RunnerKind::other}) {
-    if (runner_kind_name(kind) == name) return kind;
-  }
-  return std::nullopt;
+  return support::enum_from_name<RunnerKind>(name);
 }
 
 RunnerKind guess_runner(std::string_view command) noexcept {
@@ -86,14 +76,12 @@ bool runner_counts_tests(RunnerKind kind) noexcept {
   return runner != nullptr && runner->counts_tests;
 }
 
-std::string_view purpose_name(Purpose purpose) noexcept {
-  switch (purpose) {
-    case Purpose::test: return "test";
-    case Purpose::lint: return "lint";
-    case Purpose::typecheck: return "typecheck";
-  }
-  return "test";
-}
+constexpr support::EnumName<Purpose> kPurposeNames[] = {
+    {Purpose::test, "test"}, {Purpose::lint, "lint"}, {Purpose::typecheck, "typecheck"}};
+static_assert(support::names_every_value(kPurposeNames, Purpose::typecheck));
+std::span<const support::EnumName<Purpose>> enum_names(Purpose) noexcept { return kPurposeNames; }
+
+std::string_view purpose_name(Purpose purpose) noexcept { return support::enum_name(purpose, "test"); }
 
 const VerificationCommand* Discovery::find(std::string_view id) const noexcept {
   for (const auto& command : commands) {

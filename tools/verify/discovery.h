@@ -6,10 +6,12 @@
 
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/support/enum_names.h"
 #include "core/support/json.h"
 
 namespace agentd::tools::verify {
@@ -18,6 +20,7 @@ namespace agentd::tools::verify {
 enum class RunnerKind { gtest_ctest, pytest, node_test, jest, vitest, go_test, cargo_test, make, npm_script, other };
 std::string_view runner_kind_name(RunnerKind kind) noexcept;  // "gtest_ctest", "pytest", ...
 std::optional<RunnerKind> parse_runner_kind(std::string_view name) noexcept;
+std::span<const support::EnumName<RunnerKind>> enum_names(RunnerKind) noexcept;
 // A guess from a command line the model or a README wrote: "python -m pytest -x" is pytest, "ctest ..."
 // is gtest_ctest, "npm run lint" is npm_script; `other` when nothing fits.
 RunnerKind guess_runner(std::string_view command) noexcept;
@@ -27,6 +30,7 @@ bool runner_counts_tests(RunnerKind kind) noexcept;
 // What a command checks.
 enum class Purpose { test, lint, typecheck };
 std::string_view purpose_name(Purpose purpose) noexcept;
+std::span<const support::EnumName<Purpose>> enum_names(Purpose) noexcept;
 
 struct VerificationCommand {
   std::string id;       // stable across turns: "npm:test", "pytest", "ctest:build", "make:check", "readme:1"

@@ -92,21 +92,16 @@ bool has_failure_extension(std::string_view path) {
 
 }  // namespace
 
-std::string_view location_format_name(LocationFormat format) noexcept {
-  switch (format) {
-    case LocationFormat::compiler: return "compiler";
-    case LocationFormat::sanitizer: return "sanitizer";
-    case LocationFormat::gdb: return "gdb";
-    case LocationFormat::valgrind: return "valgrind";
-    case LocationFormat::python: return "python";
-    case LocationFormat::node: return "node";
-    case LocationFormat::java: return "java";
-    case LocationFormat::go: return "go";
-    case LocationFormat::rust: return "rust";
-    case LocationFormat::generic: return "generic";
-  }
-  return "generic";
-}
+constexpr support::EnumName<LocationFormat> kLocationFormatNames[] = {
+    {LocationFormat::compiler, "compiler"}, {LocationFormat::sanitizer, "sanitizer"},
+    {LocationFormat::gdb, "gdb"},           {LocationFormat::valgrind, "valgrind"},
+    {LocationFormat::python, "python"},     {LocationFormat::node, "node"},
+    {LocationFormat::java, "java"},         {LocationFormat::go, "go"},
+    {LocationFormat::rust, "rust"},         {LocationFormat::generic, "generic"}};
+static_assert(support::names_every_value(kLocationFormatNames, LocationFormat::generic));
+std::span<const support::EnumName<LocationFormat>> enum_names(LocationFormat) noexcept { return kLocationFormatNames; }
+
+std::string_view location_format_name(LocationFormat format) noexcept { return support::enum_name(format, "generic"); }
 
 std::vector<Location> locate_line(std::string_view line, std::string_view previous_line) {
   std::vector<Location> out;

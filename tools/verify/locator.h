@@ -11,14 +11,18 @@
 
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "core/support/enum_names.h"
 
 namespace agentd::tools::verify {
 
 enum class LocationFormat { compiler, sanitizer, gdb, valgrind, python, node, java, go, rust, generic };
 std::string_view location_format_name(LocationFormat format) noexcept;  // "compiler", "python", ...
+std::span<const support::EnumName<LocationFormat>> enum_names(LocationFormat) noexcept;
 
 struct Location {
   std::string path;  // as written ("/home/ci/proj/src/x.py", "src/x.rs", Java: "C.java")

@@ -286,15 +286,19 @@ class VerifyTool final : public Tool {
 
 }  // namespace
 
+constexpr support::EnumName<VerificationStatus> kVerificationStatusNames[] = {
+    {VerificationStatus::passed, "passed"},
+    {VerificationStatus::failed, "failed"},
+    {VerificationStatus::no_tests, "no_tests"},
+    {VerificationStatus::not_run, "not_run"},
+    {VerificationStatus::timed_out, "timed_out"}};
+static_assert(support::names_every_value(kVerificationStatusNames, VerificationStatus::timed_out));
+std::span<const support::EnumName<VerificationStatus>> enum_names(VerificationStatus) noexcept {
+  return kVerificationStatusNames;
+}
+
 std::string_view verification_status_name(VerificationStatus status) noexcept {
-  switch (status) {
-    case VerificationStatus::passed: return "passed";
-    case VerificationStatus::failed: return "failed";
-    case VerificationStatus::no_tests: return "no_tests";
-    case VerificationStatus::not_run: return "not_run";
-    case VerificationStatus::timed_out: return "timed_out";
-  }
-  return "not_run";
+  return support::enum_name(status, "not_run");
 }
 
 void judge_verification(const ProcessResult& process, VerificationResult& result) {

@@ -9,9 +9,11 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
+#include "core/support/enum_names.h"
 #include "core/support/json.h"
 #include "tools/builtin/shell.h"
 #include "tools/process.h"
@@ -30,6 +32,7 @@ enum class VerificationStatus {
   timed_out,  // killed at the timeout
 };
 std::string_view verification_status_name(VerificationStatus status) noexcept;
+std::span<const support::EnumName<VerificationStatus>> enum_names(VerificationStatus) noexcept;
 
 struct VerificationResult {
   std::string command;
