@@ -29,11 +29,11 @@
 #include <fmt/format.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "core/support/clock.h"
+#include "core/support/spawn.h"
 #include "tools/environment.h"
 #include "tools/sandbox.h"
 
@@ -637,19 +637,9 @@ asio::awaitable<void> watch_clock(Run& run) {
 // The program to exec: argv[0] itself when it has a slash, else the first executable of that name in
 // the PATH the program will get.
 support::Result<std::string> find_program(const std::string& name, const std::vector<std::string>& env) {
-  if (name.find('/') != std::string::npos) return name;
   std::string_view path = find_variable(env, "PATH");
   if (path.empty()) path = "/usr/local/bin:/usr/bin:/bin";
-  while (!path.empty()) {
-    const std::size_t colon = path.find(':');
-    std::string_view dir = path.substr(0, colon);
-    path = colon == std::string_view::npos ? std::string_view() : path.substr(colon + 1);
-    std::string candidate = fmt::format("{}/{}", dir.empty() ? "." : dir, name);
-    struct stat st {};
-    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0) {
-      return candidate;
-    }
-  }
+  if (auto found = support::find_in_path(name, path)) return std::move(*found);
   return support::make_error(Errc::not_found, "no program named \"{}\" in PATH", name);
 }
 

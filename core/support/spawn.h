@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -84,6 +85,10 @@ struct SpawnedChild {
   OwnedFd stdout_fd;  // read end, when stdout_mode is pipe
   OwnedFd stderr_fd;  // read end, when stderr_mode is pipe
 };
+
+// The first executable regular file named `name` in the directories of `path` (a PATH value; empty
+// directories mean the current one), or nullopt. A name with a slash is returned as it is.
+std::optional<std::string> find_in_path(std::string_view name, std::string_view path);
 
 // Starts the program. Errors: Errc::invalid_argument (empty argv), Errc::not_found (no such program,
 // not executable, or no such cwd or stdin file), Errc::io (anything else); native_code is the errno.

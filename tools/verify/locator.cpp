@@ -157,9 +157,25 @@ std::vector<Location> locate_line(std::string_view line, std::string_view previo
   } else {
     re2::StringPiece rest = text;
     while (RE2::FindAndConsume(&rest, p.generic, &a, &b, &c)) {
-      // Not a URL ("http://host/x.js:12" is a path of a server, not of this workspace).
-      const std::size_t at = static_cast<std::size_t>(a.data() - text.data());
-      if (at >= 3 && line.substr(at - 3, 3) == "://") continue;
+      // Not a URL: "http://host/x.js:12" names a path of a server, not of this workspace. The match
+      // holds the scheme's "://" (its last letter taken for a drive letter, "p://host/x.js") or starts
+      // right after its colon; a file:// URL is a local path, the part after the "//".
+      std::size_t at = static_cast<std::size_t>(a.data() - text.data());
+      const std::string_view matched(a.data(), a.size());
+      std::size_t separator = std::string_view::npos;  // where the "://" starts in `line`
+      if (const std::size_t inside = matched.find("://"); inside != std::string_view::npos) {
+        separator = at + inside;
+      } else if (at >= 1 && line[at - 1] == ':' && matched.starts_with("//")) {
+        separator = at - 1;
+      }
+      if (separator != std::string_view::npos) {
+        std::size_t scheme = separator;
+        while (scheme > 0 && std::isalpha(static_cast<unsigned char>(line[scheme - 1])) != 0) --scheme;
+        if (line.substr(scheme, separator - scheme) != "file") continue;
+        const std::size_t local = separator + 3;
+        a = re2::StringPiece(text.data() + local, at + a.size() - local);
+        at = local;
+      }
       // Output, not prose: the location starts the line, is in parentheses, or is followed by ':' or ')'
       // ("config_test.go:8: ...", "f (fs/super.c:12)"). "see src/x.go:20 for" is a mention of a path.
       const std::size_t after = static_cast<std::size_t>(rest.data() - text.data());

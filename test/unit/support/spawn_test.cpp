@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 namespace agentd::support {
@@ -146,6 +147,50 @@ TEST(SpawnProcess, RunsInTheGivenDirectory) {
   auto missing = spawn_process(options);
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().code(), Errc::not_found);
+  // The error names the directory, not the program (which exists).
+  EXPECT_NE(missing.error().message().find("/nonexistent-agentd-spawn-dir"), std::string::npos)
+      << missing.error().message();
+}
+
+// A stdio file that cannot be opened is an error naming that file, not a failure to start the program.
+TEST(SpawnProcess, AFileThatCannotBeOpenedIsNamed) {
+  SpawnOptions in = shell("cat");
+  in.stdin_mode = ChildStdio::from_file("/nonexistent-agentd-spawn-dir/input.txt");
+  auto no_input = spawn_process(in);
+  ASSERT_FALSE(no_input);
+  EXPECT_EQ(no_input.error().code(), Errc::not_found);
+  EXPECT_NE(no_input.error().message().find("/nonexistent-agentd-spawn-dir/input.txt"), std::string::npos)
+      << no_input.error().message();
+  EXPECT_NE(no_input.error().message().find("stdin"), std::string::npos) << no_input.error().message();
+  EXPECT_EQ(no_input.error().message().find("/bin/sh"), std::string::npos) << no_input.error().message();
+
+  SpawnOptions out = shell("echo hi");
+  out.stderr_mode = ChildStdio::from_file("/nonexistent-agentd-spawn-dir/log.txt");
+  auto no_log = spawn_process(out);
+  ASSERT_FALSE(no_log);
+  EXPECT_NE(no_log.error().message().find("stderr"), std::string::npos) << no_log.error().message();
+}
+
+// Output files are created (0600) and appended to, never truncated.
+TEST(SpawnProcess, AppendsToAnOutputFile) {
+  char dir_template[] = "/tmp/agentd-spawn-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string log = std::string(dir_template) + "/out.log";
+  for (const char* word : {"one", "two"}) {
+    SpawnOptions options = shell(std::string("echo ") + word);
+    options.stdout_mode = ChildStdio::from_file(log);
+    auto child = spawn_process(options);
+    ASSERT_TRUE(child) << child.error().message();
+    EXPECT_EQ(wait_exit(child->pid), 0);
+  }
+  OwnedFd fd(::open(log.c_str(), O_RDONLY | O_CLOEXEC));
+  ASSERT_TRUE(fd);
+  EXPECT_EQ(read_all(fd), "one\ntwo\n");
+  struct stat st {};
+  ASSERT_EQ(::stat(log.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ::unlink(log.c_str());
+  ::rmdir(dir_template);
 }
 
 TEST(SpawnProcess, LooksUpThePathOnlyWhenAsked) {

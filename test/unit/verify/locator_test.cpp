@@ -117,6 +117,11 @@ INSTANTIATE_TEST_SUITE_P(
                             {"b.go", 2, 3, LocationFormat::generic, "", std::nullopt}}},
                       Case{"prose_mentions_are_not_locations", "see src/x.go:20 for the details", "", {}},
                       Case{"urls_in_prose_are_not_locations", "see http://example.com/app.js:12 for details", "", {}},
+                      Case{"urls_are_not_locations", "fetched http://example.com/app.js:12: 404", "", {}},
+                      Case{"file_urls_are_local_paths",
+                           "loaded file:///srv/app/main.mjs:3: ok",
+                           "",
+                           {{"/srv/app/main.mjs", 3, 0, LocationFormat::generic, "", std::nullopt}}},
                       Case{"times_and_ports_are_not_paths", "started 12:30:05 on localhost:8080", "", {}}),
     [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
