@@ -218,14 +218,14 @@ AcpServer::Async<support::Json> AcpServer::on_verify_plan(SessionPtr session, ex
 
 AcpServer::Async<ext::MemoryAddResult> AcpServer::on_memory_add(SessionPtr session, ext::MemoryAddRequest p,
                                                                 CancelToken) {
-  auto fact = co_await session->remember(std::move(p.text));
+  auto fact = co_await session->memory().remember(std::move(p.text));
   if (!fact) co_return std::move(fact).error();
   co_return ext::MemoryAddResult{memory_fact(*fact), session->project()};
 }
 
 AcpServer::Async<ext::MemoryListResult> AcpServer::on_memory_list(SessionPtr session, ext::SessionRequest,
                                                                   CancelToken) {
-  auto facts = co_await session->facts();
+  auto facts = co_await session->memory().facts();
   if (!facts) co_return std::move(facts).error();
   ext::MemoryListResult result;
   result.project = session->project();
@@ -234,7 +234,7 @@ AcpServer::Async<ext::MemoryListResult> AcpServer::on_memory_list(SessionPtr ses
 }
 
 AcpServer::Async<acp::Empty> AcpServer::on_memory_delete(SessionPtr session, ext::MemoryDeleteRequest p, CancelToken) {
-  auto removed = co_await session->forget(p.id);
+  auto removed = co_await session->memory().forget(p.id);
   if (!removed) co_return std::move(removed).error();
   co_return acp::Empty{};
 }

@@ -332,6 +332,17 @@ AcpServer::Async<acp::SetSessionConfigOptionResponse> AcpServer::on_set_config_o
 // session/prompt is answered when its turn ends, which may be long after: the turn runs in our task
 // group, and a $/cancel_request for the prompt cancels the turn (answered `cancelled`, not an error).
 // NOLINTNEXTLINE(performance-unnecessary-value-param): the method table's handler shape takes requests by value
+namespace {
+ext::TurnVerificationInfo verification_info(const core::TurnVerification& turn) {
+  ext::TurnVerificationInfo info;
+  info.changed_files = turn.changed_files;
+  for (const auto& run : turn.runs) info.runs.push_back({run.command, run.status, run.narrowed});
+  for (const auto& skipped : turn.not_run) info.not_run.push_back({skipped.command, skipped.reason});
+  info.summary = core::verification_line(turn);
+  return info;
+}
+}  // namespace
+
 void AcpServer::on_prompt(SessionPtr session, acp::PromptRequest r, protocol::Responder responder) {
   auto input = prompt_input(r.prompt);
   if (!input) {
@@ -349,7 +360,9 @@ void AcpServer::on_prompt(SessionPtr session, acp::PromptRequest r, protocol::Re
         }
         acp::PromptResponse response;
         acp::parse(core::stop_reason_id(outcome->stop_reason), response.stop_reason);
-        response.meta = ext::to_meta(ext::PromptMeta{outcome->turn_id});
+        ext::PromptMeta meta{outcome->turn_id, std::nullopt};
+        if (outcome->verification) meta.verification = verification_info(*outcome->verification);
+        response.meta = ext::to_meta(meta);
         reply.answer(Result<acp::PromptResponse>(std::move(response)));
       }(std::move(session), std::move(*input), std::move(responder)),
       "session/prompt");

@@ -99,6 +99,8 @@ Session::Session(EngineContext& engine, SessionInfo info, ProjectSettings settin
   services.remember_approval = [this](PermissionRule rule) { persist_approval(std::move(rule)); };
   executor_ = std::make_unique<ToolCallExecutor>(std::move(services), strand_);
   project_ = workspace_root_of(info_.cwd);
+  memory_ = std::make_unique<ProjectMemory>(*engine.store, strand_, project_, info_.id);
+  mcp_ = std::make_unique<McpService>(strand_, tools_, info_.id);
   index_ = engine.workspace_index ? engine.workspace_index : std::make_shared<context::WorkspaceIndex>();
 }
 
@@ -107,6 +109,18 @@ Session::~Session() = default;
 Result<void> Session::install_tools() {
   if (!engine_.install_tools) return support::ok();
   return engine_.install_tools(tools_, settings_);
+}
+
+void Session::start_mcp(std::vector<tools::mcp::ServerConfig> from_client) {
+  mcp_->start(settings_.mcp_servers, std::move(from_client), info_.cwd);
+}
+
+void Session::stop_mcp_in_background(support::TaskGroup& group) {
+  if (!mcp_->started()) return;
+  // The coroutine holds the session (whose registry the service keeps) until its servers are gone.
+  auto stop = [](std::shared_ptr<Session> session) -> asio::awaitable<void> { co_await session->stop_mcp(); };
+  auto self = shared_from_this();  // named: GCC 12 destroys class temporaries passed to a coroutine twice
+  group.spawn(stop(self), fmt::format("stopping the MCP servers of session {}", info_.id));
 }
 
 void Session::attach(std::shared_ptr<Frontend> frontend) { events_->attach(std::move(frontend)); }

@@ -23,7 +23,9 @@
 #include "core/engine/events.h"
 #include "core/engine/frontend.h"
 #include "core/engine/history.h"
+#include "core/engine/mcp_service.h"
 #include "core/engine/permissions.h"
+#include "core/engine/project_memory.h"
 #include "core/engine/project_settings.h"
 #include "core/engine/slash_commands.h"
 #include "core/engine/tool_executor.h"
@@ -44,9 +46,6 @@ class FileState;
 }
 
 namespace agentd::core {
-
-// How long a turn waits for MCP servers that are still starting before it goes on without their tools.
-inline constexpr std::chrono::milliseconds kMcpReadyTimeout{15000};
 
 // Why a turn ended (ACP's stop reasons, which are the right vocabulary).
 enum class StopReason { end_turn, max_tokens, max_turn_requests, refusal, cancelled };
@@ -85,6 +84,8 @@ struct PromptInput {
 struct TurnOutcome {
   StopReason stop_reason = StopReason::end_turn;
   std::string turn_id;
+  // For a model turn that changed files: what verified them, and what did not run.
+  std::optional<TurnVerification> verification;
 };
 
 // Tokens and dollars, summed over model calls.
@@ -154,9 +155,9 @@ class Session : public std::enable_shared_from_this<Session> {
   // client's (session/new, session/load), which win on a name both use. Their tools join the registry
   // as each server becomes ready; a turn waits for servers still starting (up to kMcpReadyTimeout).
   void start_mcp(std::vector<tools::mcp::ServerConfig> from_client);
-  std::vector<tools::mcp::ServerStatus> mcp_status() const;
+  std::vector<tools::mcp::ServerStatus> mcp_status() const { return mcp_->status(); }
   // Stops the servers (their process groups, gracefully, then by force). Idempotent.
-  boost::asio::awaitable<void> stop_mcp();
+  boost::asio::awaitable<void> stop_mcp() { return mcp_->stop(); }
   // The same, for a session being closed: runs in `group` (the SessionManager's, joined at shutdown)
   // while the caller goes on, and holds the session until its servers are gone.
   void stop_mcp_in_background(support::TaskGroup& group);
@@ -201,11 +202,8 @@ class Session : public std::enable_shared_from_this<Session> {
   };
   boost::asio::awaitable<support::Result<ContextPreview>> preview_context(std::string input,
                                                                           support::CancelToken cancel);
-  // The project's remembered facts (/remember, /forget, `_agentd/memory/*`). remember() refuses empty,
-  // oversized or non-UTF-8 text (invalid_argument); forget() of an unknown id is not_found.
-  boost::asio::awaitable<support::Result<memory::Fact>> remember(std::string text);
-  boost::asio::awaitable<support::Result<std::vector<memory::Fact>>> facts();
-  boost::asio::awaitable<support::Result<void>> forget(std::int64_t fact_id);
+  // The project's remembered facts (/remember, /forget, `_agentd/memory/*`).
+  ProjectMemory& memory() noexcept { return *memory_; }
 
   // The file checkpoints of this session's turns, oldest first (_agentd/checkpoints/list).
   boost::asio::awaitable<support::Result<std::vector<CheckpointInfo>>> checkpoints();
@@ -254,6 +252,8 @@ class Session : public std::enable_shared_from_this<Session> {
   support::Result<TurnOutcome> stream_failed(const ModelResponse& response, HistoryTurn& current,
                                              const std::string& turn_id, const support::CancelToken& cancel);
   void append(HistoryTurn& current, model::Message message, const std::string& turn_id);
+  // What this turn verified, when it changed files (session_verify.cpp).
+  boost::asio::awaitable<std::optional<TurnVerification>> verification_of_turn();
   // A slash command's turn: its row's handler answers, without the model (session_commands.cpp).
   boost::asio::awaitable<support::Result<TurnOutcome>> run_command(const std::string& text, std::string turn_id,
                                                                    support::CancelToken cancel, support::Span& span);
@@ -295,23 +295,17 @@ class Session : public std::enable_shared_from_this<Session> {
   boost::asio::awaitable<std::string> cmd_remember(const CommandCall& call);  // session_context.cpp
   boost::asio::awaitable<std::string> cmd_forget(const CommandCall& call);    // session_context.cpp
   boost::asio::awaitable<std::string> cmd_skills(const CommandCall& call);    // session_context.cpp
-  boost::asio::awaitable<std::string> cmd_mcp(const CommandCall& call);       // session_mcp.cpp
+  boost::asio::awaitable<std::string> cmd_mcp(const CommandCall& call);
   // Switches the model (session/set_model, /model); the error says why a spec cannot be used.
   support::Result<void> switch_model(const std::string& spec);
   void switch_mode(PermissionMode mode);
   std::vector<model::ToolDefinition> tool_definitions() const;
-  // The registry's mcp__ tools replaced by the servers' current ones.
-  void sync_mcp_tools();
-  // Before a model turn: waits for servers still starting, syncs their tools, and returns a note for the
-  // model on servers that failed since the last turn (the client gets it as agent text); empty if none.
-  boost::asio::awaitable<std::string> prepare_mcp(support::CancelToken cancel, support::Span& span);
   void record_usage(const model::Usage& usage, const std::string& turn_id, support::Span& span);
 
   EngineContext& engine_;
   const ProjectSettings settings_;
-  tools::ToolRegistry tools_;  // this session's: builtin tools with its project's settings, then MCP tools
-  std::shared_ptr<tools::mcp::McpManager> mcp_;  // null when the session has no MCP servers
-  std::set<std::string> mcp_failures_told_;      // failed servers the model and the client were told of
+  tools::ToolRegistry tools_;        // this session's: builtin tools with its project's settings, then MCP tools
+  std::unique_ptr<McpService> mcp_;  // the session's MCP servers, whose tools join tools_
   boost::asio::strand<boost::asio::any_io_executor> strand_;
   SessionInfo info_;
   model::ModelConfig model_;
@@ -342,7 +336,8 @@ class Session : public std::enable_shared_from_this<Session> {
   std::unique_ptr<Checkpoints> checkpoints_;    // the tools' ChangeJournal; after file_state_, which it uses
   std::unique_ptr<ToolCallExecutor> executor_;  // after everything it uses
 
-  std::string project_;  // workspace root of the cwd
+  std::string project_;                    // workspace root of the cwd
+  std::unique_ptr<ProjectMemory> memory_;  // the facts remembered for project_
   std::shared_ptr<context::WorkspaceIndex> index_;
   std::shared_ptr<const TurnContext> last_context_;  // of the last model turn, for /skills and /memory
   std::string summary_text_;                         // the latest compaction's summary, rendered; empty when none

@@ -1,6 +1,6 @@
 // A slash command's turn: Session::run_command finds the command's row in slash_commands() and calls its
 // handler, without the model. The handlers about the session's own state are here; those about context
-// and memory are in session_context.cpp, /mcp in session_mcp.cpp.
+// and memory are in session_context.cpp.
 #include <charconv>
 #include <utility>
 
@@ -27,13 +27,15 @@ asio::awaitable<Result<TurnOutcome>> Session::run_command(const std::string& tex
   } else {
     const CommandCall call{command.args, turn_id, cancel, span};
     reply = co_await (this->*row->run)(call);
-    if (row->cancellable && cancel.cancelled()) co_return TurnOutcome{StopReason::cancelled, {}};
+    if (row->cancellable && cancel.cancelled()) co_return TurnOutcome{StopReason::cancelled, {}, std::nullopt};
   }
   if (!reply.empty()) emit(AgentTextEvent{reply});
-  co_return TurnOutcome{StopReason::end_turn, {}};
+  co_return TurnOutcome{StopReason::end_turn, {}, std::nullopt};
 }
 
 asio::awaitable<std::string> Session::cmd_help(const CommandCall& /*call*/) { co_return help_text(); }
+
+asio::awaitable<std::string> Session::cmd_mcp(const CommandCall& /*call*/) { co_return mcp_->report(); }
 
 asio::awaitable<std::string> Session::cmd_cost(const CommandCall& /*call*/) {
   co_return cost_text(session_cost_, previous_turn_cost_, model_spec_);

@@ -1,6 +1,6 @@
 // The parts of Session that shape what the model sees beyond the conversation: gathering the turn's
-// context (instructions, skills, facts, the workspace package), the remembered facts, compaction, and
-// the slash commands about them. Kept apart from session.cpp, which runs the loop.
+// context (instructions, skills, facts, the workspace package), compaction, and the slash commands about
+// them (the facts themselves are ProjectMemory's). Kept apart from session.cpp, which runs the loop.
 #include <algorithm>
 #include <charconv>
 #include <memory>
@@ -18,7 +18,6 @@
 #include "core/support/log.h"
 #include "core/support/text.h"
 #include "storage/compaction_store.h"
-#include "storage/memory_store.h"
 #include "tools/search.h"
 
 namespace agentd::core {
@@ -32,8 +31,6 @@ using support::Result;
 namespace log = support::log;
 
 namespace {
-
-memory::Fact to_fact(const storage::FactRecord& record) { return {record.id, record.text, record.created_at_ms}; }
 
 std::string clip(std::string_view text, std::size_t max) {
   if (text.size() <= max) return std::string(text);
@@ -86,47 +83,9 @@ memory::CompactionOptions compaction_options(const model::ModelConfig& model) {
 
 }  // namespace
 
-asio::awaitable<Result<std::vector<memory::Fact>>> Session::facts() {
-  auto job = [project = project_](storage::Connection& db) -> Result<std::vector<storage::FactRecord>> {
-    return storage::MemoryStore(db).list(project);
-  };
-  auto listed = co_await engine_.store->read<std::vector<storage::FactRecord>>(std::move(job));
-  co_await asio::dispatch(strand_, asio::use_awaitable);
-  if (!listed) co_return std::move(listed).error().context("reading the remembered facts");
-  std::vector<memory::Fact> out;
-  out.reserve(listed->size());
-  for (const auto& r : *listed) out.push_back(to_fact(r));
-  co_return out;
-}
-
-asio::awaitable<Result<memory::Fact>> Session::remember(std::string text) {
-  auto normalized = memory::normalize_fact_text(text);
-  if (!normalized) co_return std::move(normalized).error();
-  storage::FactRecord record;
-  record.project = project_;
-  record.text = std::move(*normalized);
-  record.source_session_id = info_.id;
-  record.created_at_ms = support::unix_millis_now();
-  auto job = [record](storage::Connection& db) { return storage::MemoryStore(db).add(record); };
-  auto id = co_await engine_.store->write_durable_value<std::int64_t>(std::move(job));
-  co_await asio::dispatch(strand_, asio::use_awaitable);
-  if (!id) co_return std::move(id).error().context("remembering the fact");
-  record.id = *id;
-  co_return to_fact(record);
-}
-
-asio::awaitable<Result<void>> Session::forget(std::int64_t fact_id) {
-  auto job = [project = project_, fact_id](storage::Connection& db) -> Result<void> {
-    return storage::MemoryStore(db).remove(project, fact_id);
-  };
-  auto removed = co_await engine_.store->write_durable(std::move(job));
-  co_await asio::dispatch(strand_, asio::use_awaitable);
-  co_return removed;
-}
-
 asio::awaitable<Result<std::shared_ptr<const TurnContext>>> Session::gather_context(std::string input, bool retrieve,
                                                                                     CancelToken cancel) {
-  auto known = co_await facts();
+  auto known = co_await memory_->facts();
   if (!known) co_return std::move(known).error();
   TurnContextRequest request;
   request.cwd = info_.cwd;
@@ -301,7 +260,7 @@ asio::awaitable<std::string> Session::cmd_remember(const CommandCall& call) {
   if (support::trim(call.args).empty())
     co_return std::string("Usage: /remember TEXT (a fact to keep for this project)");
   std::string text(call.args);  // named: GCC 12 destroys class temporaries passed to a coroutine twice
-  auto fact = co_await remember(std::move(text));
+  auto fact = co_await memory_->remember(std::move(text));
   if (!fact) co_return "Not remembered: " + fact.error().message();
   co_return fmt::format("Remembered (fact {}) for {}: {}", fact->id, project_, fact->text);
 }
@@ -313,7 +272,7 @@ asio::awaitable<std::string> Session::cmd_forget(const CommandCall& call) {
   if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size()) {
     co_return std::string("Usage: /forget ID (the ids are in /memory)");
   }
-  auto removed = co_await forget(id);
+  auto removed = co_await memory_->forget(id);
   if (!removed) co_return "Cannot forget: " + removed.error().message();
   co_return fmt::format("Fact {} forgotten.", id);
 }

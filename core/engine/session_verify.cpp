@@ -65,6 +65,16 @@ asio::awaitable<Result<Session::VerificationReport>> Session::verification_plan(
   co_return VerificationReport{std::move(plan), settings_.verify.mode, settings_.verify.rounds};
 }
 
+asio::awaitable<std::optional<TurnVerification>> Session::verification_of_turn() {
+  std::vector<VerificationRun> runs = executor_->take_verification_runs();
+  std::vector<std::string> changed = checkpoints_->turn_changed_files();
+  if (changed.empty()) co_return std::nullopt;
+  auto work = [cwd = info_.cwd, changed]() { return plan_verification(cwd, changed); };
+  VerificationPlan plan = co_await tools::run_off_loop(std::move(work));
+  co_await asio::dispatch(strand_, asio::use_awaitable);
+  co_return turn_verification(std::move(changed), std::move(runs), plan);
+}
+
 asio::awaitable<std::optional<model::Message>> Session::auto_verify(const std::string& turn_id, CancelToken cancel,
                                                                     support::Span& span) {
   if (settings_.verify.mode == AutoVerify::off || !executor_->unverified_edits()) co_return std::nullopt;

@@ -150,7 +150,10 @@ asio::awaitable<model::ToolResultBlock> ToolCallExecutor::execute(const model::T
   }
   // What the turn still owes: files changed since the last verification.
   if (!ran->diffs.empty()) unverified_edits_ = true;
-  if (is_verification_call(call.name, input, nullptr)) unverified_edits_ = false;
+  if (auto verification = verification_run(call.name, input, *ran)) {
+    unverified_edits_ = false;
+    verification_runs_.push_back(std::move(*verification));
+  }
   if (full != nullptr) *full = *ran;
   co_return finish(run, *ran);
 }

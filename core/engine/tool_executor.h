@@ -8,6 +8,7 @@
 #include <chrono>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -19,6 +20,7 @@
 #include "core/engine/event_log.h"
 #include "core/engine/permissions.h"
 #include "core/engine/project_settings.h"
+#include "core/engine/verification.h"
 #include "core/model/model_client.h"
 #include "core/model/model_event.h"
 #include "core/support/cancel.h"
@@ -64,6 +66,8 @@ class ToolCallExecutor {
   // Whether calls since the last verification changed files (verify.auto at the turn's end).
   bool unverified_edits() const noexcept { return unverified_edits_; }
   void set_unverified_edits(bool value) noexcept { unverified_edits_ = value; }
+  // The verifications run since the last take (the turn's, when taken at its start and its end).
+  std::vector<VerificationRun> take_verification_runs() noexcept { return std::exchange(verification_runs_, {}); }
 
  private:
   struct Decision;
@@ -95,6 +99,7 @@ class ToolCallExecutor {
   ToolCallServices s_;
   boost::asio::strand<boost::asio::any_io_executor> strand_;
   bool unverified_edits_ = false;
+  std::vector<VerificationRun> verification_runs_;
 };
 
 }  // namespace agentd::core

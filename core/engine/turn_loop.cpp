@@ -96,7 +96,7 @@ void set_retrieval_attributes(support::Span& span, const TurnContext& context) {
   }
 }
 
-TurnOutcome stopped(StopReason reason) { return TurnOutcome{reason, {}}; }
+TurnOutcome stopped(StopReason reason) { return TurnOutcome{reason, {}, std::nullopt}; }
 
 }  // namespace
 
@@ -149,6 +149,7 @@ asio::awaitable<Result<TurnOutcome>> Session::prompt(PromptInput input, CancelTo
       outcome = co_await run_command(input.text, turn.id, turn.cancel, span);
     } else {
       outcome = co_await run_turn(std::move(input), turn.id, turn.cancel, span);
+      if (outcome) outcome->verification = co_await verification_of_turn();
     }
     if (!outcome) {
       span.set_status(support::SpanStatus::error, outcome.error().message());
@@ -173,6 +174,7 @@ Session::TurnStart Session::begin_turn(const PromptInput& input, const CancelTok
   events_->set_turn(turn.id);
   checkpoints_->begin_turn(turn.id);
   executor_->set_unverified_edits(false);
+  executor_->take_verification_runs();  // a slash command's or a context preview's are not this turn's
   verify_rounds_ = 0;
   verify_runs_ = 0;
   turn_cost_ = CostLedger{};
@@ -231,8 +233,9 @@ asio::awaitable<Result<TurnOutcome>> Session::run_turn(PromptInput input, std::s
   last_context_ = *context;
 
   // MCP servers still starting get a bounded wait; one that failed since the last turn is said once.
-  std::string mcp_note = co_await prepare_mcp(cancel, span);
+  std::string mcp_note = co_await mcp_->prepare_turn(cancel, span);
   if (cancel.cancelled()) co_return stopped(StopReason::cancelled);
+  if (!mcp_note.empty()) emit(AgentTextEvent{fmt::format("[agentd: {}]\n\n", mcp_note.substr(0, mcp_note.size() - 1))});
   model::Message user = turn_message(**context, std::move(mcp_note), input);
 
   // Older turns are summarized when this turn would not fit otherwise.

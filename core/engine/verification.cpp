@@ -106,6 +106,77 @@ bool same_file(const std::string& location, const std::string& changed) {
 
 std::vector<std::string> failure_locations(std::string_view output) { return verify::failure_paths(output); }
 
+std::optional<VerificationRun> verification_run(std::string_view tool, const Json& input,
+                                                const tools::ToolResult& result) {
+  if (!is_verification_call(tool, input, nullptr)) return std::nullopt;
+  const auto text = [](const Json* value) { return value != nullptr && value->is_string() ? value->as_string() : ""; };
+  VerificationRun run;
+  if (tool == "verify") {
+    const Json* verification = result.metadata.find("verification");
+    if (verification == nullptr || !verification->is_object()) return std::nullopt;
+    run.command = text(verification->find("command"));
+    run.status = text(verification->find("status"));
+    const Json* narrowed = verification->find("narrowed");
+    run.narrowed = narrowed != nullptr && narrowed->is_bool() && narrowed->as_bool();
+    if (run.command.empty() || run.status.empty()) return std::nullopt;
+    return run;
+  }
+  run.command = text(input.find("command"));
+  const Json* exit_code = result.metadata.find("exitCode");
+  const std::string ended_by = text(result.metadata.find("endedBy"));
+  if (ended_by == "timeout") {
+    run.status = "timed_out";
+  } else if (exit_code != nullptr && exit_code->is_integer()) {
+    run.status = exit_code->as_int64() == 0 ? "passed" : "failed";
+  } else {
+    run.status = result.ok ? "passed" : "failed";
+  }
+  return run;
+}
+
+TurnVerification turn_verification(std::vector<std::string> changed_files, std::vector<VerificationRun> runs,
+                                   const VerificationPlan& plan) {
+  TurnVerification turn;
+  turn.changed_files = std::move(changed_files);
+  turn.runs = std::move(runs);
+  if (turn.runs.empty()) {
+    if (plan.suggestion) {
+      turn.not_run.push_back(
+          {plan.suggestion->command.command, "suggested for the changed files: " + plan.suggestion->reason});
+    }
+    return turn;
+  }
+  const verify::VerificationCommand* full = plan.discovery.primary();
+  const bool full_ran = full != nullptr && std::any_of(turn.runs.begin(), turn.runs.end(), [&](const auto& run) {
+                          return !run.narrowed && run.command == full->command;
+                        });
+  if (full != nullptr && !full_ran) turn.not_run.push_back({full->command, "the full suite"});
+  return turn;
+}
+
+std::string verification_line(const TurnVerification& turn) {
+  std::string out;
+  if (turn.runs.empty()) {
+    if (turn.not_run.empty()) return "not verified: no verification command found";
+    return fmt::format("not verified: `{}` was not run", turn.not_run.front().command);
+  }
+  out = "verified: ";
+  for (std::size_t i = 0; i < turn.runs.size(); ++i) {
+    const auto& run = turn.runs[i];
+    out += fmt::format("{}`{}` {}", i == 0 ? "" : ", ", run.command,
+                       run.status == "passed"      ? "passed"
+                       : run.status == "failed"    ? "failed"
+                       : run.status == "no_tests"  ? "ran no tests"
+                       : run.status == "timed_out" ? "timed out"
+                                                   : "did not run");
+  }
+  for (std::size_t i = 0; i < turn.not_run.size(); ++i) {
+    const auto& skipped = turn.not_run[i];
+    out += fmt::format("{}{} (`{}`)", i == 0 ? "; not run: " : ", ", skipped.reason, skipped.command);
+  }
+  return out;
+}
+
 bool failure_touches_change(const std::vector<std::string>& locations, const std::vector<std::string>& changed_files) {
   if (locations.empty()) return true;
   for (const auto& loc : locations) {

@@ -170,6 +170,7 @@ struct TurnResult {
   std::string stop_reason;  // empty when the request failed
   std::string error;
   std::string text;
+  std::optional<ext::TurnVerificationInfo> verification;  // for a turn that changed files
 };
 
 class Cli {
@@ -562,6 +563,7 @@ class Cli {
     r.text = turn_text_;
     if (auto response = result_of<acp::PromptResponse>(answer, r.error)) {
       r.stop_reason = std::string(acp::name(response->stop_reason));
+      if (auto meta = ext::read_meta<ext::PromptMeta>(response->meta)) r.verification = std::move(meta->verification);
     }
     report(r);
     return r;
@@ -585,6 +587,7 @@ class Cli {
       if (!r.error.empty()) body["error"] = r.error;
       body["usage"] = usage;
       body["costUsd"] = cost_usd;
+      if (r.verification) body["verification"] = r.verification->summary;
       if (o_.format == OutputFormat::json) {
         body["text"] = r.text;
         Json calls = Json::array();
@@ -609,6 +612,7 @@ class Cli {
         at_line_start_ = true;
       }
       if (!r.error.empty()) std::fprintf(stderr, "agent: %s\n", r.error.c_str());
+      if (r.verification) std::fprintf(stderr, "%s\n", err_style_.dim(r.verification->summary).c_str());
       std::string line = fmt::format("{} · {} in / {} out tokens", r.stop_reason.empty() ? "error" : r.stop_reason,
                                      usage["inputTokens"].as_int64(), usage["outputTokens"].as_int64());
       if (cost_usd.is_number()) line += fmt::format(" · ${:.4f}", cost_usd.as_double());

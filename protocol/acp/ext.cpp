@@ -303,12 +303,52 @@ Json to_meta(const UpdateMeta& v) {
 }
 bool from_json(const JsonIn& in, UpdateMeta& out) { return in.required("seq", out.seq); }
 
+bool from_json(const JsonIn& in, VerificationRunInfo& out) {
+  return in.required("command", out.command) && in.required("status", out.status) &&
+         in.optional("narrowed", out.narrowed);
+}
+bool from_json(const JsonIn& in, NotRunInfo& out) {
+  return in.required("command", out.command) && in.required("reason", out.reason);
+}
+bool from_json(const JsonIn& in, TurnVerificationInfo& out) {
+  return in.required("changedFiles", out.changed_files) && in.required("runs", out.runs) &&
+         in.required("notRun", out.not_run) && in.required("summary", out.summary);
+}
+
 Json to_meta(const PromptMeta& v) {
   Json j = Json::object();
   j["turnId"] = v.turn_id;
+  if (v.verification) {
+    const TurnVerificationInfo& t = *v.verification;
+    Json changed = Json::array();
+    for (const auto& file : t.changed_files) changed.push_back(file);
+    Json runs = Json::array();
+    for (const auto& run : t.runs) {
+      Json r = Json::object();
+      r["command"] = run.command;
+      r["status"] = run.status;
+      r["narrowed"] = run.narrowed;
+      runs.push_back(std::move(r));
+    }
+    Json not_run = Json::array();
+    for (const auto& skipped : t.not_run) {
+      Json n = Json::object();
+      n["command"] = skipped.command;
+      n["reason"] = skipped.reason;
+      not_run.push_back(std::move(n));
+    }
+    Json verification = Json::object();
+    verification["changedFiles"] = std::move(changed);
+    verification["runs"] = std::move(runs);
+    verification["notRun"] = std::move(not_run);
+    verification["summary"] = t.summary;
+    j["verification"] = std::move(verification);
+  }
   return wrap(v, std::move(j));
 }
-bool from_json(const JsonIn& in, PromptMeta& out) { return in.required("turnId", out.turn_id); }
+bool from_json(const JsonIn& in, PromptMeta& out) {
+  return in.required("turnId", out.turn_id) && in.optional("verification", out.verification);
+}
 
 Json to_meta(const UsageMeta& v) {
   Json j = Json::object();

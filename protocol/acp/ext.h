@@ -288,10 +288,28 @@ struct UpdateMeta {
   std::int64_t seq = 0;
 };
 
-// session/prompt's response: the turn it ran.
+// What a turn that changed files verified (session/prompt's response).
+struct VerificationRunInfo {
+  std::string command{};
+  std::string status{};  // passed, failed, no_tests, not_run, timed_out
+  bool narrowed = false;
+};
+struct NotRunInfo {
+  std::string command{};
+  std::string reason{};
+};
+struct TurnVerificationInfo {
+  std::vector<std::string> changed_files{};  // absolute
+  std::vector<VerificationRunInfo> runs{};
+  std::vector<NotRunInfo> not_run{};
+  std::string summary{};  // one line for people: "verified: `pytest tests/test_x.py` passed; not run: ..."
+};
+
+// session/prompt's response: the turn it ran, and for a turn that changed files what verified them.
 struct PromptMeta {
   static constexpr std::string_view kKey{};
   std::string turn_id{};
+  std::optional<TurnVerificationInfo> verification{};
 };
 
 // usage_update: the one model call's tokens.
@@ -347,6 +365,9 @@ support::Json to_meta(const ProjectTrustMeta& v);
 support::Json to_meta(const PermissionRequestMeta& v);
 
 bool from_json(const support::JsonIn& in, UpdateMeta& out);
+bool from_json(const support::JsonIn& in, VerificationRunInfo& out);
+bool from_json(const support::JsonIn& in, NotRunInfo& out);
+bool from_json(const support::JsonIn& in, TurnVerificationInfo& out);
 bool from_json(const support::JsonIn& in, PromptMeta& out);
 bool from_json(const support::JsonIn& in, UsageMeta& out);
 bool from_json(const support::JsonIn& in, CompactionMeta& out);

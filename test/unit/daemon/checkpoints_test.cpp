@@ -171,6 +171,35 @@ TEST(Checkpoints, UndoRedoAndConflictRoundTrip) {
   EXPECT_TRUE(closed.contains("error")) << closed.dump();
 }
 
+// The prompt's answer says what verified the turn's change: here nothing did, and the project's test
+// command is what was not run (_meta.agentd.verification, issue: "what a turn verified").
+TEST(Checkpoints, TheAnswerSaysWhatVerifiedTheChange) {
+  Fixture f;
+  std::ofstream(f.work / "Makefile") << "test:\n\t@true\n";
+  Json answer = f.call("session/prompt",
+                       R"({"sessionId":")" + f.session + R"(","prompt":[{"type":"text","text":"change the notes"}]})");
+  ASSERT_EQ(answer["result"]["stopReason"], Json("end_turn")) << answer.dump();
+  const Json& verification = answer["result"]["_meta"]["agentd"]["verification"];
+  ASSERT_TRUE(verification.is_object()) << answer.dump();
+  Json changed = Json::array();
+  changed.push_back((f.work / "notes.txt").string());
+  changed.push_back((f.work / "sub" / "created.txt").string());
+  EXPECT_EQ(verification["changedFiles"], changed);
+  EXPECT_EQ(verification["runs"], Json::array());
+  ASSERT_EQ(verification["notRun"].size(), 1U) << verification.dump();
+  EXPECT_EQ(verification["notRun"].as_array().at(0)["command"], Json("make test"));
+  EXPECT_EQ(verification["summary"], Json("not verified: `make test` was not run"));
+
+  // A turn that changed nothing says nothing about verification.
+  f.mock->set_script(*mock_model::parse_script(
+      *support::parse_json(R"({"exchanges": [{"response": {"generate": {"provider": "anthropic", "text": "Hi."}}}]})"),
+      f.dir.path()));
+  Json quiet =
+      f.call("session/prompt", R"({"sessionId":")" + f.session + R"(","prompt":[{"type":"text","text":"hello"}]})");
+  ASSERT_EQ(quiet["result"]["stopReason"], Json("end_turn")) << quiet.dump();
+  EXPECT_FALSE(quiet["result"]["_meta"]["agentd"].contains("verification")) << quiet.dump();
+}
+
 TEST(Checkpoints, UndoWithNothingToUndoSaysSo) {
   Fixture f;
   std::string reply;

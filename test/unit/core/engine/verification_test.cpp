@@ -2,6 +2,8 @@
 // printed, and whether they concern the files a turn changed.
 #include "core/engine/verification.h"
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,6 +74,79 @@ TEST(VerificationHelpers, WhetherAFailureTouchesTheChange) {
   EXPECT_TRUE(failure_touches_change({}, changed));                      // cannot tell: assume it does
   EXPECT_TRUE(failure_touches_change({"tests/test_calc.py"}, {"/w/calc.py"}));
   EXPECT_TRUE(failure_touches_change({"pkg/calc_test.go"}, {"/w/pkg/calc.go"}));
+}
+
+tools::ToolResult verify_result(std::string_view command, std::string_view status, bool narrowed) {
+  tools::ToolResult result;
+  Json verification = Json::object();
+  verification["command"] = std::string(command);
+  verification["status"] = std::string(status);
+  verification["narrowed"] = narrowed;
+  result.metadata["verification"] = std::move(verification);
+  return result;
+}
+
+tools::ToolResult shell_result(std::int64_t exit_code, std::string_view ended_by = "exit") {
+  tools::ToolResult result;
+  result.metadata["exitCode"] = exit_code;
+  result.metadata["endedBy"] = std::string(ended_by);
+  result.ok = exit_code == 0;
+  return result;
+}
+
+TEST(TurnVerification, WhatACallRan) {
+  auto run = verification_run("verify", Json::object(), verify_result("pytest tests/test_x.py", "failed", true));
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->command, "pytest tests/test_x.py");
+  EXPECT_EQ(run->status, "failed");
+  EXPECT_TRUE(run->narrowed);
+  run = verification_run("shell", shell("cargo test"), shell_result(0));
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->status, "passed");
+  EXPECT_EQ(verification_run("shell", shell("cargo test"), shell_result(101))->status, "failed");
+  EXPECT_EQ(verification_run("shell", shell("cargo test"), shell_result(-1, "timeout"))->status, "timed_out");
+  // Not verifications, or nothing to say.
+  EXPECT_FALSE(verification_run("shell", shell("ls"), shell_result(0)));
+  EXPECT_FALSE(verification_run("verify", Json::object(), tools::ToolResult{}));
+}
+
+VerificationPlan plan_with(std::string primary, std::optional<std::string> suggested) {
+  VerificationPlan plan;
+  tools::verify::VerificationCommand command;
+  command.id = "full";
+  command.command = std::move(primary);
+  plan.discovery.commands.push_back(command);
+  if (suggested) {
+    tools::verify::Suggestion s;
+    s.command = command;
+    s.command.command = *suggested;
+    s.narrowed = *suggested != command.command;
+    s.reason = "tests/test_x.py changed";
+    plan.suggestion = s;
+  }
+  return plan;
+}
+
+TEST(TurnVerification, WhatRanAndWhatDidNot) {
+  const std::vector<std::string> changed = {"/w/x.py"};
+  // Nothing ran: the suggestion is what was not run.
+  TurnVerification t = turn_verification(changed, {}, plan_with("pytest", "pytest tests/test_x.py"));
+  ASSERT_EQ(t.not_run.size(), 1U);
+  EXPECT_EQ(t.not_run[0].command, "pytest tests/test_x.py");
+  EXPECT_EQ(verification_line(t), "not verified: `pytest tests/test_x.py` was not run");
+  // A narrowed run: the full suite did not run.
+  t = turn_verification(changed, {{"pytest tests/test_x.py", "passed", true}}, plan_with("pytest", "pytest x"));
+  ASSERT_EQ(t.not_run.size(), 1U);
+  EXPECT_EQ(verification_line(t), "verified: `pytest tests/test_x.py` passed; not run: the full suite (`pytest`)");
+  // The full command ran (and failed): nothing left out.
+  t = turn_verification(changed, {{"pytest tests/test_x.py", "passed", true}, {"pytest", "failed", false}},
+                        plan_with("pytest", "pytest x"));
+  EXPECT_TRUE(t.not_run.empty());
+  EXPECT_EQ(verification_line(t), "verified: `pytest tests/test_x.py` passed, `pytest` failed");
+  // A project without any command.
+  t = turn_verification(changed, {}, VerificationPlan{});
+  EXPECT_EQ(verification_line(t), "not verified: no verification command found");
+  EXPECT_EQ(t.changed_files, changed);
 }
 
 }  // namespace

@@ -1,6 +1,5 @@
-// The parts of Session about MCP servers: starting them with the session, keeping the registry's
-// mcp__ tools in step with the servers, waiting for slow starters at the beginning of a turn, telling
-// the model and the client when one failed, and /mcp. The client itself is tools/mcp's.
+#include "core/engine/mcp_service.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <utility>
@@ -10,7 +9,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "core/engine/session.h"
 #include "core/support/log.h"
 
 namespace agentd::core {
@@ -22,72 +20,67 @@ namespace log = support::log;
 
 namespace {
 constexpr std::string_view kMcpPrefix = "mcp__";
-
-// Holds the session for as long as its servers take to stop.
-asio::awaitable<void> stop_mcp_of(std::shared_ptr<Session> session) { co_await session->stop_mcp(); }
 }  // namespace
 
-void Session::start_mcp(std::vector<mcp::ServerConfig> from_client) {
+McpService::McpService(asio::strand<asio::any_io_executor> strand, tools::ToolRegistry& tools, std::string session_id)
+    : strand_(std::move(strand)), tools_(tools), session_id_(std::move(session_id)) {}
+
+McpService::~McpService() = default;
+
+void McpService::start(const std::vector<mcp::ServerConfig>& configured, std::vector<mcp::ServerConfig> from_client,
+                       const std::string& cwd) {
   std::vector<mcp::ServerConfig> servers;
-  for (const auto& configured : settings_.mcp_servers) {
+  for (const auto& c : configured) {
     const bool overridden = std::any_of(from_client.begin(), from_client.end(),
-                                        [&](const mcp::ServerConfig& c) { return c.name == configured.name; });
-    if (!overridden) servers.push_back(configured);
+                                        [&](const mcp::ServerConfig& given) { return given.name == c.name; });
+    if (!overridden) servers.push_back(c);
   }
   for (auto& c : from_client) servers.push_back(std::move(c));
   if (servers.empty()) return;
   for (auto& s : servers) {
-    // A server runs in the session's cwd, or in its own directory given relative to it.
     if (s.cwd.empty()) {
-      s.cwd = info_.cwd;
+      s.cwd = cwd;
     } else if (!std::filesystem::path(s.cwd).is_absolute()) {
-      s.cwd = (std::filesystem::path(info_.cwd) / s.cwd).lexically_normal().string();
+      s.cwd = (std::filesystem::path(cwd) / s.cwd).lexically_normal().string();
     }
   }
-  mcp_ = mcp::McpManager::create(strand_, mcp::ClientOptions{});
-  std::weak_ptr<Session> weak = weak_from_this();
-  mcp_->on_tools_changed([weak] {
-    if (auto self = weak.lock()) self->sync_mcp_tools();
+  manager_ = mcp::McpManager::create(strand_, mcp::ClientOptions{});
+  manager_->on_tools_changed([weak = std::weak_ptr<McpService*>(self_)] {
+    if (auto self = weak.lock()) (*self)->sync_tools();
   });
-  log::info("session {}: starting {} MCP server(s)", info_.id, servers.size());
-  mcp_->start(std::move(servers));
+  log::info("session {}: starting {} MCP server(s)", session_id_, servers.size());
+  manager_->start(std::move(servers));
 }
 
-std::vector<mcp::ServerStatus> Session::mcp_status() const {
-  return mcp_ ? mcp_->status() : std::vector<mcp::ServerStatus>{};
+std::vector<mcp::ServerStatus> McpService::status() const {
+  return manager_ ? manager_->status() : std::vector<mcp::ServerStatus>{};
 }
 
-asio::awaitable<void> Session::stop_mcp() {
+asio::awaitable<void> McpService::stop() {
   co_await asio::dispatch(strand_, asio::use_awaitable);
-  if (!mcp_) co_return;
-  auto manager = mcp_;  // the session may let go of it meanwhile
+  if (!manager_) co_return;
+  auto manager = manager_;  // the session may let go of it meanwhile
   co_await manager->shutdown();
 }
 
-void Session::stop_mcp_in_background(support::TaskGroup& group) {
-  if (!mcp_) return;
-  auto self = shared_from_this();
-  group.spawn(stop_mcp_of(self), fmt::format("stopping the MCP servers of session {}", info_.id));
-}
-
-void Session::sync_mcp_tools() {
+void McpService::sync_tools() {
   for (const auto& name : tools_.names()) {
     if (name.starts_with(kMcpPrefix)) tools_.remove(name);
   }
-  if (!mcp_) return;
-  for (auto& tool : mcp_->tools()) {
+  if (!manager_) return;
+  for (auto& tool : manager_->tools()) {
     const std::string name = tool->spec().name;
     if (auto added = tools_.add(std::move(tool)); !added) {
-      log::warn("session {}: MCP tool {} left out: {}", info_.id, name, added.error().message());
+      log::warn("session {}: MCP tool {} left out: {}", session_id_, name, added.error().message());
     }
   }
 }
 
-asio::awaitable<std::string> Session::prepare_mcp(CancelToken cancel, support::Span& span) {
-  if (!mcp_) co_return std::string();
+asio::awaitable<std::string> McpService::prepare_turn(CancelToken cancel, support::Span& span) {
+  if (!manager_) co_return std::string();
   const auto starting = [this] {
     std::vector<std::string> names;
-    for (const auto& s : mcp_->status()) {
+    for (const auto& s : manager_->status()) {
       if (s.state == mcp::ServerState::starting || s.state == mcp::ServerState::restarting) names.push_back(s.name);
     }
     return names;
@@ -96,31 +89,30 @@ asio::awaitable<std::string> Session::prepare_mcp(CancelToken cancel, support::S
     support::Span wait = span.child("mcp.wait");
     wait.set_attribute("servers", fmt::format("{}", fmt::join(waiting, ",")));
     wait.set_attribute("timeout_ms", static_cast<std::int64_t>(kMcpReadyTimeout.count()));
-    co_await mcp_->wait_ready(kMcpReadyTimeout, cancel);
+    co_await manager_->wait_ready(kMcpReadyTimeout, cancel);
     co_await asio::dispatch(strand_, asio::use_awaitable);
     if (auto still = starting(); !still.empty()) {
       wait.set_attribute("still_starting", fmt::format("{}", fmt::join(still, ",")));
       wait.set_status(support::SpanStatus::error, "MCP servers still starting after the readiness timeout");
       log::warn("session {}: MCP server(s) {} still starting after {} ms; this turn goes on without their tools",
-                info_.id, fmt::join(still, ", "), kMcpReadyTimeout.count());
+                session_id_, fmt::join(still, ", "), kMcpReadyTimeout.count());
     }
   }
-  sync_mcp_tools();
+  sync_tools();
   std::string note;
-  for (const auto& s : mcp_->status()) {
-    if (s.state != mcp::ServerState::failed || mcp_failures_told_.contains(s.name)) continue;
-    mcp_failures_told_.insert(s.name);
+  for (const auto& s : manager_->status()) {
+    if (s.state != mcp::ServerState::failed || failures_told_.contains(s.name)) continue;
+    failures_told_.insert(s.name);
     note += fmt::format("MCP server \"{}\" is unavailable ({}); its tools (mcp__{}__*) cannot be called.\n", s.name,
                         s.error.empty() ? std::string("it failed") : s.error, s.name);
   }
-  if (!note.empty()) emit(AgentTextEvent{fmt::format("[agentd: {}]\n\n", note.substr(0, note.size() - 1))});
   co_return note;
 }
 
-asio::awaitable<std::string> Session::cmd_mcp(const CommandCall& /*call*/) {
-  const auto servers = mcp_status();
+std::string McpService::report() const {
+  const auto servers = status();
   if (servers.empty()) {
-    co_return "No MCP servers. Add them to session/new's mcpServers, or to the config file's mcpServers "
+    return "No MCP servers. Add them to session/new's mcpServers, or to the config file's mcpServers "
            "({\"name\": {\"command\": ..., \"args\": [...], \"env\": {...}}}).";
   }
   std::string out = "MCP servers:";
@@ -132,11 +124,12 @@ asio::awaitable<std::string> Session::cmd_mcp(const CommandCall& /*call*/) {
     }
     if (s.restarts > 0) out += fmt::format(", restarted {} time{}", s.restarts, s.restarts == 1 ? "" : "s");
     if (!s.error.empty()) out += fmt::format("\n    {}", s.error);
-    if (!s.tools.empty())
+    if (!s.tools.empty()) {
       out += fmt::format("\n    {} tool{}: {}", s.tools.size(), s.tools.size() == 1 ? "" : "s",
                          fmt::format("{}", fmt::join(s.tools, ", ")));
+    }
   }
-  co_return out;
+  return out;
 }
 
 }  // namespace agentd::core
