@@ -208,11 +208,13 @@ struct Exchange {
   bool cancelled = false;
   std::shared_ptr<tcp::resolver> resolver;
   std::shared_ptr<Connection> connection;
+  asio::steady_timer* waiting = nullptr;  // while it waits for a drain to end (take_connection)
 
   void abort() {
     cancelled = true;
     if (resolver) resolver->cancel();
     if (connection) connection->close();
+    if (waiting != nullptr) waiting->cancel();
   }
 };
 
@@ -471,6 +473,29 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
   support::TaskGroup drains;
   // After shutdown(): a connection whose exchange ends is closed, neither pooled nor drained.
   bool shut_down = false;
+  // Requests waiting for a drain to end (take_connection); end_drain wakes them all.
+  std::vector<asio::steady_timer*> drain_waiters;
+
+  bool draining_to(const std::string& key) const {
+    return std::any_of(draining.begin(), draining.end(), [&](const auto& conn) { return conn->key == key; });
+  }
+
+  // A pooled connection to `key`; when there is none but one to that host is being drained, waits for
+  // the drain (up to options.reuse_wait) and takes what it gave back. Null: connect afresh.
+  asio::awaitable<std::shared_ptr<Connection>> take_connection(const std::string& key, Exchange& exchange) {
+    std::shared_ptr<Connection> conn = take_idle(key);
+    const auto deadline = support::SteadyClock::now() + options.reuse_wait;
+    while (!conn && !exchange.cancelled && !shut_down && draining_to(key) && support::SteadyClock::now() < deadline) {
+      asio::steady_timer wake(executor, deadline);
+      drain_waiters.push_back(&wake);
+      exchange.waiting = &wake;
+      co_await wake.async_wait(kTuple);
+      exchange.waiting = nullptr;
+      std::erase(drain_waiters, &wake);
+      conn = take_idle(key);
+    }
+    co_return conn;
+  }
 
   std::shared_ptr<Connection> take_idle(const std::string& key) {
     auto it = idle.find(key);
@@ -516,6 +541,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
   }
 
   void close_all() {
+    for (auto* waiter : drain_waiters) waiter->cancel();
     for (auto& [key, list] : idle) {
       for (auto& conn : list) conn->close();
     }
@@ -576,6 +602,8 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
   }
 
   void end_drain(const std::shared_ptr<Connection>& conn, bool reusable) {
+    // Whatever became of it, a request waiting for it (take_connection) looks again.
+    for (auto* waiter : drain_waiters) waiter->cancel();
     auto it = std::find(draining.begin(), draining.end(), conn);
     if (it == draining.end()) {  // close_idle_connections() ended it meanwhile
       conn->close();
@@ -839,7 +867,13 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
 
     const std::string key = pool_key(*url, proxy);
     for (int attempt = 0;; ++attempt) {
-      std::shared_ptr<Connection> conn = attempt == 0 ? take_idle(key) : nullptr;
+      std::shared_ptr<Connection> conn;
+      if (attempt == 0) conn = co_await take_connection(key, *exchange);
+      if (exchange->cancelled) {
+        exchange->finished = true;
+        if (conn) put_idle(std::move(conn));
+        co_return http_error(HttpFailure::cancelled, "request cancelled");
+      }
       const bool reused = conn != nullptr;
       if (!conn) {
         auto fresh = co_await connect(*url, proxy, *exchange);

@@ -90,6 +90,10 @@ struct HttpClientOptions {
   // this time (and never longer than timeouts.idle), so the connection can go back to the pool.
   std::size_t drain_max_bytes = std::size_t{64} * 1024;
   std::chrono::milliseconds drain_timeout{5'000};
+  // A request that finds no pooled connection to its host while one is being drained waits this long
+  // for the drain to end, rather than paying a new TCP and TLS handshake: the next model call of a
+  // tool round trip often starts while the last response's final bytes are still on their way.
+  std::chrono::milliseconds reuse_wait{250};
   std::string user_agent = "agentd";
 };
 

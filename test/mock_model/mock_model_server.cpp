@@ -104,10 +104,12 @@ struct MockModelServer::Impl {
   }
 
   asio::awaitable<void> accept_loop();
-  asio::awaitable<void> serve(tcp::socket socket);
-  asio::awaitable<void> serve_requests(tcp::socket& socket);
+  // `connection`: its number, counted from 1 in accept order (recorded with each request it carries).
+  asio::awaitable<void> serve(tcp::socket socket, std::uint64_t connection);
+  asio::awaitable<void> serve_requests(tcp::socket& socket, std::uint64_t connection);
   // Answers one request; false when the connection must close afterwards.
-  asio::awaitable<bool> handle(tcp::socket& socket, http::request<http::string_body>& request);
+  asio::awaitable<bool> handle(tcp::socket& socket, http::request<http::string_body>& request,
+                               std::uint64_t connection);
   asio::awaitable<bool> handle_control(tcp::socket& socket, const http::request<http::string_body>& request,
                                        std::string_view path, bool keep_alive);
   asio::awaitable<bool> play(tcp::socket& socket, const Response& response, const PreparedBody& body,
@@ -128,6 +130,7 @@ struct MockModelServer::Impl {
   std::size_t next_exchange = 0;
   std::size_t used = 0;
   std::uint64_t sequence = 0;
+  std::uint64_t connections = 0;  // accepted so far (the accept loop's only)
   std::vector<Json> requests;
 
   std::thread thread;
@@ -151,13 +154,13 @@ asio::awaitable<void> MockModelServer::Impl::accept_loop() {
     }
     // Stream pieces must leave at once, as a real server's do, or delay and latency tests mean nothing.
     socket.set_option(tcp::no_delay(true), ec);
-    tasks.spawn(serve(std::move(socket)), "mock-model connection");
+    tasks.spawn(serve(std::move(socket), ++connections), "mock-model connection");
   }
 }
 
-asio::awaitable<void> MockModelServer::Impl::serve(tcp::socket socket) {
+asio::awaitable<void> MockModelServer::Impl::serve(tcp::socket socket, std::uint64_t connection) {
   try {
-    co_await serve_requests(socket);
+    co_await serve_requests(socket, connection);
   } catch (const boost::system::system_error& e) {
     // stop() cancels every connection; Asio then throws at the coroutine's next co_await. Expected.
     if (e.code() != asio::error::operation_aborted) support::log::warn("mock-model: connection failed: {}", e.what());
@@ -167,7 +170,7 @@ asio::awaitable<void> MockModelServer::Impl::serve(tcp::socket socket) {
   socket.close(ignored);
 }
 
-asio::awaitable<void> MockModelServer::Impl::serve_requests(tcp::socket& socket) {
+asio::awaitable<void> MockModelServer::Impl::serve_requests(tcp::socket& socket, std::uint64_t connection) {
   beast::flat_buffer buffer;
   while (true) {
     http::request_parser<http::string_body> parser;
@@ -187,7 +190,7 @@ asio::awaitable<void> MockModelServer::Impl::serve_requests(tcp::socket& socket)
       break;
     }
     auto request = parser.release();
-    if (!co_await handle(socket, request)) break;
+    if (!co_await handle(socket, request, connection)) break;
   }
 }
 
@@ -202,7 +205,8 @@ void MockModelServer::Impl::record(Json entry) {
   recorded.notify_all();
 }
 
-asio::awaitable<bool> MockModelServer::Impl::handle(tcp::socket& socket, http::request<http::string_body>& request) {
+asio::awaitable<bool> MockModelServer::Impl::handle(tcp::socket& socket, http::request<http::string_body>& request,
+                                                    std::uint64_t connection) {
   const std::string target(request.target());
   const std::string path = target.substr(0, target.find('?'));
   const bool keep_alive = request.keep_alive();
@@ -232,6 +236,7 @@ asio::awaitable<bool> MockModelServer::Impl::handle(tcp::socket& socket, http::r
   Json entry = Json::object();
   entry.set("seq", seq);
   entry.set("exchange", index ? Json(*index + 1) : Json());
+  entry.set("connection", connection);
   if (exchange) entry.set("name", exchange->name);
   entry.set("method", received.method);
   entry.set("path", path);
@@ -452,6 +457,7 @@ asio::awaitable<bool> MockModelServer::Impl::play(tcp::socket& socket, const Res
     }
     co_return false;
   }
+  co_await wait_ms(response.end_delay_ms);
   if (chunked) {
     auto [ec, n] = co_await asio::async_write(socket, asio::buffer("0\r\n\r\n", 5), kNoThrow);
     if (ec) co_return false;

@@ -38,7 +38,7 @@ class MockModelServer {
   std::uint16_t port() const noexcept;
   std::string url() const;  // "http://127.0.0.1:PORT"
 
-  // Every non-/_mock request so far, in arrival order: {seq, exchange, name, method, path, target,
+  // Every non-/_mock request so far, in arrival order: {seq, exchange, connection, name, method, path, target,
   // headers (names lower-cased, credentials redacted), body (JSON) or body_text, expectation_failures}.
   std::vector<support::Json> requests() const;
   // Waits until at least `count` requests have been recorded; false on timeout.

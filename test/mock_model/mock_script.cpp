@@ -156,8 +156,8 @@ bool read_generate(const JsonIn& in, GenerateSpec& out) {
 
 bool read_response(const JsonIn& in, const std::filesystem::path& base_dir, Response& out) {
   if (!check_keys(in, {"status", "headers", "body", "events", "sse_file", "http_file", "generate", "chunked",
-                       "chunk_size", "random_chunks", "headers_delay_ms", "chunk_delay_ms", "disconnect_before_headers",
-                       "disconnect_after_bytes", "stall_after_bytes"})) {
+                       "chunk_size", "random_chunks", "headers_delay_ms", "chunk_delay_ms", "end_delay_ms",
+                       "disconnect_before_headers", "disconnect_after_bytes", "stall_after_bytes"})) {
     return false;
   }
   const Json& json = in.json();
@@ -222,7 +222,7 @@ bool read_response(const JsonIn& in, const std::filesystem::path& base_dir, Resp
 
   std::uint64_t chunk_size = 0;
   if (!in.optional("chunked", out.chunked) || !in.optional("headers_delay_ms", out.headers_delay_ms) ||
-      !in.optional("chunk_delay_ms", out.chunk_delay_ms) ||
+      !in.optional("chunk_delay_ms", out.chunk_delay_ms) || !in.optional("end_delay_ms", out.end_delay_ms) ||
       !in.optional("disconnect_before_headers", out.disconnect_before_headers) ||
       !in.optional("disconnect_after_bytes", out.disconnect_after_bytes) ||
       !in.optional("stall_after_bytes", out.stall_after_bytes)) {

@@ -89,6 +89,7 @@ struct Response {
   std::optional<RandomChunks> random_chunks;  // or into seeded random sizes
   std::uint64_t headers_delay_ms = 0;         // before the status line
   std::uint64_t chunk_delay_ms = 0;           // between writes
+  std::uint64_t end_delay_ms = 0;             // after the last write, before the body's end (chunked: the 0 chunk)
   bool disconnect_before_headers = false;
   std::optional<std::uint64_t> disconnect_after_bytes;  // body bytes (whole response for http_file)
   std::optional<std::uint64_t> stall_after_bytes;

@@ -147,6 +147,26 @@ TEST(AcpSession, CallsOfACutResponseGetResultsAndTheSessionGoesOn) {
   }
 }
 
+// A tool round trip reuses the model connection: the first response's last bytes (its chunked end) come
+// 40 ms after its final event, while the tool runs; the next model call waits for them rather than
+// opening a second connection (with a real provider, a new TCP and TLS handshake).
+TEST(AcpSession, ATwoCallTurnUsesOneConnection) {
+  constexpr std::string_view kSlowEnd = R"({"exchanges": [
+    {"name": "read", "response": {"end_delay_ms": 40, "generate": {"provider": "anthropic", "text": "Reading.",
+       "tool_calls": [{"id": "toolu_buf", "name": "read_file", "input": {"path": "notes.txt"}}],
+       "usage": {"input_tokens": 100, "output_tokens": 20}}}},
+    {"name": "answer", "response": {"generate": {"provider": "anthropic", "text": "Done.",
+       "usage": {"input_tokens": 150, "output_tokens": 10}}}}]})";
+  Fixture f(false, kSlowEnd);
+  Json answer = request(*f.agentd, 2, "session/prompt",
+                        R"({"sessionId":")" + f.session + R"(","prompt":[{"type":"text","text":"read it"}]})");
+  EXPECT_EQ(answer["result"]["stopReason"], Json("end_turn")) << answer.dump();
+  const auto requests = f.mock->requests();
+  ASSERT_EQ(requests.size(), 2U);
+  EXPECT_EQ(requests[0]["connection"], requests[1]["connection"])
+      << requests[0]["connection"].dump() << " then " << requests[1]["connection"].dump();
+}
+
 TEST(AcpSession, ExtensionMethodsReportTheTurn) {
   Fixture f(false, kPlainScript);
   std::int64_t last_seq = 0;

@@ -466,6 +466,65 @@ TEST_F(HttpClientTest, ContentLengthTailIsDrainedAndTheConnectionKept) {
   EXPECT_EQ(server.accepted(), 1);
 }
 
+// A tool round trip: the next model call starts while the last response's final bytes are still on their
+// way. It waits for the drain and reuses the connection instead of paying a new handshake.
+TEST_F(HttpClientTest, ARequestRightAfterAFinishWaitsForTheDrainAndReusesTheConnection) {
+  RawHttpServer server(io_,
+                       {{RawStep::read_request(),
+                         RawStep::write(std::string(kChunkedHead) + chunk("data: 1\n\n") + chunk("event: STOP\n\n")),
+                         RawStep::pause(50ms), RawStep::write(chunk("")), RawStep::read_request(),
+                         RawStep::write(http_response(200, "two"))},
+                        {RawStep::read_request(), RawStep::write(http_response(200, "fresh"))}});
+  auto client = make_client();
+  auto first = post(*client, server.url(), {}, finish_at_stop);
+  ASSERT_TRUE(first.result && *first.result);
+  ASSERT_EQ(client->draining_connections(), 1u);
+  auto second = post(*client, server.url());  // at once, while the tail is 50 ms away
+  ASSERT_TRUE(second.result && *second.result) << (second.result ? second.result->error().message() : "timeout");
+  EXPECT_EQ(second.body(), "two");
+  EXPECT_TRUE((*second.result)->reused_connection);
+  EXPECT_EQ(server.accepted(), 1);
+}
+
+// The wait is bounded: a tail that takes longer than reuse_wait does not hold the next request back.
+TEST_F(HttpClientTest, TheWaitForADrainIsBounded) {
+  RawHttpServer server(io_, {{RawStep::read_request(),
+                              RawStep::write(std::string(kChunkedHead) + chunk("event: STOP\n\n")), RawStep::hold()},
+                             {RawStep::read_request(), RawStep::write(http_response(200, "fresh"))}});
+  HttpClientOptions options;
+  options.reuse_wait = 100ms;
+  auto client = make_client(options);
+  auto first = post(*client, server.url(), {}, finish_at_stop);
+  ASSERT_TRUE(first.result && *first.result);
+  const auto started = Clock::now();
+  auto second = post(*client, server.url());
+  ASSERT_TRUE(second.result && *second.result) << (second.result ? second.result->error().message() : "timeout");
+  EXPECT_GE(Clock::now() - started, 90ms);
+  EXPECT_LT(Clock::now() - started, 2s);
+  EXPECT_EQ(second.body(), "fresh");
+  EXPECT_FALSE((*second.result)->reused_connection);
+  EXPECT_EQ(server.accepted(), 2);
+}
+
+// Cancelling a request that waits for a drain ends it at once.
+TEST_F(HttpClientTest, CancelWhileWaitingForADrain) {
+  RawHttpServer server(io_, {{RawStep::read_request(),
+                              RawStep::write(std::string(kChunkedHead) + chunk("event: STOP\n\n")), RawStep::hold()}});
+  HttpClientOptions options;
+  options.reuse_wait = 10s;
+  auto client = make_client(options);
+  auto first = post(*client, server.url(), {}, finish_at_stop);
+  ASSERT_TRUE(first.result && *first.result);
+  support::CancelSource source;
+  asio::steady_timer timer(io_, 50ms);
+  timer.async_wait([&source](boost::system::error_code) { source.cancel(); });
+  const auto started = Clock::now();
+  auto second = post(*client, server.url(), source.token());
+  ASSERT_TRUE(second.result.has_value());
+  EXPECT_EQ(failure_of(second), HttpFailure::cancelled);
+  EXPECT_LT(Clock::now() - started, 1s);
+}
+
 TEST_F(HttpClientTest, SlowTailIsClosedAfterTheDrainTimeoutWithoutDelayingTheCaller) {
   // The body never ends: the caller gets its response at once, the drain gives up after drain_timeout.
   RawHttpServer server(
