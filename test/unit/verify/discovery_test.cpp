@@ -1,6 +1,7 @@
 #include "tools/verify/discovery.h"
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,15 @@ using testing::write_all;
 
 class DiscoveryTest : public ::testing::Test {
  protected:
-  DiscoveryTest() : ws_(fs::canonical(temp_.path()) / "ws") { fs::create_directories(ws_); }
+  // PATH has a python3 and the pytest it runs (these tests must not depend on the machine's): discovery
+  // then proposes `python3 -m pytest`.
+  DiscoveryTest() : ws_(fs::canonical(temp_.path()) / "ws") {
+    fs::create_directories(ws_);
+    const fs::path bin = temp_.path() / "fixture-bin";
+    testing::write_script(bin / "python3", "#!/bin/sh\nexit 0\n");
+    testing::write_script(bin / "pytest", "#!/usr/bin/env python3\nimport pytest\n");
+    path_.emplace(bin.string());
+  }
 
   void write(const std::string& relative, std::string_view text) const { write_all(ws_ / relative, text); }
   Discovery discover() const { return discover_verification(ws_); }
@@ -37,9 +46,25 @@ class DiscoveryTest : public ::testing::Test {
 
   agentd::testing::TempDir temp_;
   fs::path ws_;
+  std::optional<testing::ScopedPath> path_;
+};
+
+// The python3 and pytest discovery finds on PATH: a bin folder of scripts (they are only read, never run).
+class PytestOnPath {
+ public:
+  explicit PytestOnPath(const fs::path& bin) : bin_(bin) { fs::create_directories(bin); }
+  void python3() const { testing::write_script(bin_ / "python3", "#!/bin/sh\nexit 0\n"); }
+  void pytest(std::string_view shebang) const {
+    testing::write_script(bin_ / "pytest", std::string(shebang) + "\nimport pytest\n");
+  }
+  const fs::path& bin() const { return bin_; }
+
+ private:
+  fs::path bin_;
 };
 
 TEST_F(DiscoveryTest, PythonFixture) {
+  // python3 on PATH runs the pytest on PATH (the fixture's): `python3 -m pytest`, nothing to note.
   copy_fixture("python", ws_);
   const Discovery d = discover();
   ASSERT_EQ(ids(d), std::vector<std::string>{"pytest"});
@@ -52,6 +77,43 @@ TEST_F(DiscoveryTest, PythonFixture) {
   EXPECT_EQ(d.primary(), &d.commands[0]);
   EXPECT_EQ(d.find("pytest"), &d.commands[0]);
   EXPECT_EQ(d.find("nope"), nullptr);
+  EXPECT_TRUE(d.notes.empty());
+}
+
+// python3 -m pytest only where that python3 has pytest: the pytest on PATH says which interpreter it runs
+// under (pyenv's or conda's python3 first on PATH often has none).
+TEST_F(DiscoveryTest, PytestRunsUnderTheInterpreterThatHasIt) {
+  copy_fixture("python", ws_);
+  const PytestOnPath on_path(temp_.path() / "bin");
+  on_path.python3();
+  on_path.pytest("#!" + (on_path.bin() / "python3").string());
+  {
+    const testing::ScopedPath path(on_path.bin().string());
+    EXPECT_EQ(discover().commands.at(0).command, "python3 -m pytest");
+  }
+  const fs::path other = temp_.path() / "other-python3";
+  testing::write_script(other, "#!/bin/sh\n");
+  on_path.pytest("#!" + other.string() + " -I");
+  {
+    const testing::ScopedPath path(on_path.bin().string());
+    const Discovery d = discover();
+    EXPECT_EQ(d.commands.at(0).command, other.string() + " -m pytest");
+    ASSERT_EQ(d.notes.size(), 1U);
+    EXPECT_THAT(d.notes[0], HasSubstr("runs under " + other.string()));
+    // Narrowing keeps the invocation.
+    EXPECT_EQ(suggest({"tests/test_calc.py"}).command.command, other.string() + " -m pytest tests/test_calc.py");
+  }
+  fs::remove(on_path.bin() / "pytest");
+  {
+    const testing::ScopedPath path(on_path.bin().string());
+    const Discovery d = discover();
+    EXPECT_EQ(d.commands.at(0).command, "python3 -m pytest");
+    ASSERT_EQ(d.notes.size(), 1U);
+    EXPECT_THAT(d.notes[0], HasSubstr("no pytest on PATH"));
+  }
+  // A project virtualenv wins over anything on PATH.
+  write(".venv/bin/python", "");
+  EXPECT_EQ(discover().commands.at(0).command, ".venv/bin/python -m pytest");
 }
 
 TEST_F(DiscoveryTest, PytestConfigurationSources) {
@@ -121,12 +183,24 @@ TEST_F(DiscoveryTest, RustAndGoFixtures) {
   EXPECT_EQ(d.commands[1].source, "rust/Cargo.toml");
 }
 
-TEST_F(DiscoveryTest, CmakeNeedsABuildTree) {
+TEST_F(DiscoveryTest, CmakeWithoutABuildTreeConfiguresOne) {
   copy_fixture("cmake", ws_);
   Discovery d = discover();
-  EXPECT_TRUE(d.commands.empty());
-  ASSERT_EQ(d.notes.size(), 1U);
-  EXPECT_THAT(d.notes[0], HasSubstr("no build directory"));
+  ASSERT_EQ(ids(d), std::vector<std::string>{"ctest:build"});
+  EXPECT_EQ(
+      d.commands[0].command,
+      "cmake -S . -B build && cmake --build build && ctest --test-dir build --output-on-failure --no-tests=error");
+  EXPECT_EQ(d.commands[0].source, "CMakeLists.txt (CTest), no build tree yet: configures build/ first");
+  EXPECT_TRUE(d.notes.empty());
+  // Narrowed, it still configures first, and says so.
+  Suggestion s = suggest({"calc_test.cpp"});
+  EXPECT_TRUE(s.narrowed);
+  EXPECT_EQ(s.command.command,
+            "cmake -S . -B build && cmake --build build && ctest --test-dir build --output-on-failure "
+            "--no-tests=error -R '^(Calc)\\.'");
+  EXPECT_THAT(s.reason, HasSubstr("after configuring build"));
+
+  // A configured tree is used as it is.
   write("build/default/CTestTestfile.cmake", "# CMake generated\n");
   d = discover();
   ASSERT_EQ(ids(d), std::vector<std::string>{"ctest:build/default"});

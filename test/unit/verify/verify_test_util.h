@@ -8,9 +8,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <sstream>
+#include <optional>
 #include <string>
 #include <string_view>
+
+#include "core/support/spawn.h"
 
 namespace agentd::tools::verify::testing {
 
@@ -49,15 +51,34 @@ inline bool replace_in_file(const std::filesystem::path& path, std::string_view 
 // The program's path on PATH, or empty.
 inline std::string find_program(std::string_view name) {
   const char* path = ::getenv("PATH");
-  if (path == nullptr) return {};
-  std::stringstream dirs(path);
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    if (dir.empty()) continue;
-    const std::filesystem::path candidate = std::filesystem::path(dir) / name;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
-  }
-  return {};
+  return path == nullptr ? std::string() : support::find_in_path(name, path).value_or(std::string());
 }
+
+// An executable file (a "#!" script) at `path`.
+inline void write_script(const std::filesystem::path& path, std::string_view text) {
+  write_all(path, text);
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+}
+
+// PATH set to `value` for the life of this object (children started meanwhile get it too).
+class ScopedPath {
+ public:
+  explicit ScopedPath(const std::string& value) {
+    if (const char* old = ::getenv("PATH")) old_ = old;
+    ::setenv("PATH", value.c_str(), 1);
+  }
+  ScopedPath(const ScopedPath&) = delete;
+  ScopedPath& operator=(const ScopedPath&) = delete;
+  ~ScopedPath() {
+    if (old_) {
+      ::setenv("PATH", old_->c_str(), 1);
+    } else {
+      ::unsetenv("PATH");
+    }
+  }
+
+ private:
+  std::optional<std::string> old_;
+};
 
 }  // namespace agentd::tools::verify::testing

@@ -1,4 +1,5 @@
-// C and C++: CTest build trees of a CMake project that enables testing (built before ctest runs);
+// C and C++: CTest build trees of a CMake project that enables testing (built before ctest runs; configured
+// first into build/ when the project has none);
 // narrowed to the GoogleTest suites of the changed files (or of their <name>_test.cpp), building only the
 // test executables that hold them; output ranked for ctest and gtest, counted from ctest's "N% tests
 // passed" line or a gtest binary's own summary.
@@ -80,8 +81,21 @@ std::vector<fs::path> ctest_build_trees(const fs::path& root) {
   return out;
 }
 
-std::string ctest_command(const std::string& build, const std::vector<std::string>& targets, const std::string& regex) {
-  std::string command = "cmake --build " + shell_quote(build);
+// The build tree discovery proposes for a project that has none yet; the command configures it first.
+constexpr std::string_view kNewBuildTree = "build";
+
+bool is_configured(const fs::path& project, const std::string& build) {
+  std::error_code ec;
+  return fs::is_regular_file(project / build / "CTestTestfile.cmake", ec);
+}
+
+// Build, then run the tests: a changed source would otherwise be tested in its old version. A tree that
+// is not configured yet (discovery proposed `build/`) is configured first.
+std::string ctest_command(const fs::path& project, const std::string& build, const std::vector<std::string>& targets,
+                          const std::string& regex) {
+  std::string command;
+  if (!is_configured(project, build)) command = "cmake -S . -B " + shell_quote(build) + " && ";
+  command += "cmake --build " + shell_quote(build);
   if (!targets.empty()) command += " --target " + join_quoted(targets);
   command += " && ctest --test-dir " + shell_quote(build) + " --output-on-failure --no-tests=error";
   if (!regex.empty()) command += " -R " + shell_quote(regex);
@@ -90,24 +104,26 @@ std::string ctest_command(const std::string& build, const std::vector<std::strin
 
 void discover_cmake(const fs::path& dir, const fs::path& workspace, Discovery& out) {
   if (!cmake_enables_testing(dir)) return;
+  const auto add = [&](const std::string& build, std::string source) {
+    VerificationCommand command;
+    command.id = "ctest:" + build;
+    command.command = ctest_command(dir, build, {}, {});
+    command.runner = RunnerKind::gtest_ctest;
+    command.cwd = dir;
+    command.source = std::move(source);
+    out.commands.push_back(std::move(command));
+  };
+  const std::string prefix = prefix_of(dir, workspace);
   const auto trees = ctest_build_trees(dir);
   if (trees.empty()) {
-    out.notes.push_back(
-        "CMakeLists.txt enables testing, but no build directory (build/, build/*/, cmake-build-*/) has a "
-        "CTestTestfile.cmake: configure and build first (cmake -S . -B build && cmake --build build), then "
-        "ctest --test-dir build");
+    // No configured tree (build/, build/*/, cmake-build-*/, out/build/*): the command configures one.
+    add(std::string(kNewBuildTree),
+        fmt::format("{}CMakeLists.txt (CTest), no build tree yet: configures {}/ first", prefix, kNewBuildTree));
     return;
   }
   for (std::size_t i = 0; i < trees.size() && i < kBuildTrees; ++i) {
     const std::string build = relative_to(trees[i], dir);
-    VerificationCommand command;
-    command.id = "ctest:" + build;
-    // Tests run the built binaries: build first, or a changed source is tested in its old version.
-    command.command = ctest_command(build, {}, {});
-    command.runner = RunnerKind::gtest_ctest;
-    command.cwd = dir;
-    command.source = fmt::format("{}CMakeLists.txt (CTest), build tree {}", prefix_of(dir, workspace), build);
-    out.commands.push_back(std::move(command));
+    add(build, fmt::format("{}CMakeLists.txt (CTest), build tree {}", prefix, build));
   }
 }
 
@@ -290,7 +306,8 @@ std::optional<Suggestion> narrow_ctest(const VerificationCommand& base, const st
       fmt::format("ctest runs only the GoogleTest suite{} {}", suites.size() == 1 ? "" : "s", list_names(suites));
   if (!mapped.empty()) reason += fmt::format(" (tests of changed sources: {})", list_names(mapped));
   if (!target_list.empty()) reason += fmt::format(", after building {}", list_names(target_list));
-  return narrowed(base, ctest_command(build, target_list, regex), std::move(reason));
+  if (!is_configured(base.cwd, build)) reason += fmt::format(", after configuring {}", build);
+  return narrowed(base, ctest_command(base.cwd, build, target_list, regex), std::move(reason));
 }
 
 // ---- rank, summarise ----

@@ -1,15 +1,20 @@
-// Python: pytest. Discovered from pytest.ini, pyproject.toml, tox.ini, setup.cfg or conftest.py; narrowed
+// Python: pytest. Discovered from pytest.ini, pyproject.toml, tox.ini, setup.cfg or conftest.py, started
+// the way that works here (a project virtualenv, python3 -m pytest, or the pytest on PATH); narrowed
 // to the changed test files (or test_<name>.py / <name>_test.py for a changed module); output ranked by
 // pytest's sections (FAILURES, short test summary info) and counted from its final "N failed, N passed" line.
 #include <algorithm>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "core/support/spawn.h"
 #include "core/support/text.h"
+#include "tools/shell_command.h"
 #include "tools/verify/ecosystem.h"
 #include "tools/verify/ecosystem_util.h"
 #include "tools/verify/locator.h"
@@ -46,21 +51,63 @@ std::string pytest_source(const fs::path& dir) {
   return {};
 }
 
+// The interpreter a script's "#!" line names ("#!/usr/bin/env python3" looks python3 up in `path`), or
+// empty when the file has none.
+std::string interpreter_of(const fs::path& script, std::string_view path) {
+  const auto head = read_text(script, 256);
+  if (!head || !head->starts_with("#!")) return {};
+  const auto line = lines_of(*head);
+  const auto parts = words(std::string_view(line.front()).substr(2));
+  if (parts.empty()) return {};
+  if (fs::path(std::string(parts[0])).filename() == "env" && parts.size() > 1) {
+    return support::find_in_path(parts[1], path).value_or(std::string());
+  }
+  return std::string(parts[0]);
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  return !a.empty() && !b.empty() && fs::equivalent(a, b, ec);
+}
+
+// How pytest is started here, and why. `python3 -m pytest` is preferred (it puts the project's root on
+// sys.path, as tests importing the package expect), but only when that python3 has pytest: with pyenv,
+// conda or a Homebrew python first on PATH, python3 is often not the interpreter the `pytest` on PATH
+// runs under, and then that interpreter is used. Read from files only: the `pytest` script's "#!" line
+// against the python3 on PATH.
+std::pair<std::string, std::string> pytest_invocation(const fs::path& dir) {
+  // A project virtualenv has the project's pytest; the system python3 may have none.
+  for (const char* venv : {".venv/bin/python", "venv/bin/python"}) {
+    if (is_file(dir / venv)) return {fmt::format("{} -m pytest", venv), {}};
+  }
+  const char* env_path = std::getenv("PATH");
+  const std::string_view path = env_path != nullptr && *env_path != '\0' ? env_path : "/usr/local/bin:/usr/bin:/bin";
+  const auto python = support::find_in_path("python3", path);
+  const auto pytest = support::find_in_path("pytest", path);
+  if (!pytest) {
+    return {"python3 -m pytest",
+            python ? "no pytest on PATH: `python3 -m pytest` works only if python3 has pytest installed"
+                   : "neither python3 nor pytest is on PATH: install pytest (pip install pytest)"};
+  }
+  const std::string interpreter = interpreter_of(*pytest, path);
+  if (!python || interpreter.empty() || same_file(interpreter, *python) || !is_file(interpreter)) {
+    return {"python3 -m pytest", {}};
+  }
+  // That interpreter, with -m: the bare `pytest` script would not put the project's root on sys.path.
+  return {shell_quote(interpreter) + " -m pytest",
+          fmt::format("{} runs under {}, and the python3 on PATH ({}) may not have pytest: using {} -m pytest", *pytest,
+                      interpreter, *python, interpreter)};
+}
+
 void discover_pytest(const fs::path& dir, const fs::path& workspace, Discovery& out) {
   const std::string source = pytest_source(dir);
   if (source.empty()) return;
   const std::string prefix = prefix_of(dir, workspace);
-  // A project virtualenv has the project's pytest; the system python3 may have none.
-  std::string python = "python3";
-  for (const char* venv : {".venv/bin/python", "venv/bin/python"}) {
-    if (is_file(dir / venv)) {
-      python = venv;
-      break;
-    }
-  }
+  auto [invocation, why] = pytest_invocation(dir);
+  if (!why.empty()) out.notes.push_back(fmt::format("{}pytest: {}", prefix, why));
   VerificationCommand command;
   command.id = prefix + "pytest";
-  command.command = python + " -m pytest";
+  command.command = std::move(invocation);
   command.runner = RunnerKind::pytest;
   command.cwd = dir;
   command.source = prefix + source;
