@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: format and layering checks, the default build (GCC, optimised)
-# with every test, clang-tidy on what changed, one clang sanitizer build (ASan+UBSan, with libFuzzer's
-# coverage) whose tests run again and whose fuzz targets run for a bounded time, and a smoke run of the
-# benchmarks. Prints the time each stage took.
+# with the tests that run the engine and the binaries, clang-tidy on what changed, one clang sanitizer
+# build (ASan+UBSan, with libFuzzer's coverage) that runs every test and whose fuzz targets run for a
+# bounded time, and a smoke run of the benchmarks. Prints the time each stage took.
 #   AGENTD_FUZZ_SECONDS   seconds per fuzz target (default 60; 0 skips fuzzing)
-#   AGENTD_SKIP_ASAN=1    skip the sanitizer build, its tests and fuzzing (for quick local runs)
+#   AGENTD_SKIP_ASAN=1    skip the sanitizer build, its tests and fuzzing (for quick local runs: the
+#                         library unit tests then do not run; the debug preset has them too)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

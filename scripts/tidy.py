@@ -64,9 +64,12 @@ def main():
             current = line.split(":", 1)[0]
             deps[current] = [] if "(VALID)" in line else None
         elif current is not None and deps[current] is not None:
-            deps[current].append(line.strip())
+            # Relative entries are relative to the build directory: ccache with a base_dir writes them so.
+            dep = line.strip()
+            deps[current].append(dep if os.path.isabs(dep) else os.path.normpath(os.path.join(build, dep)))
 
     file_hashes = {}
+    missing = set()
 
     def content_hash(path):
         if path not in file_hashes:
@@ -74,7 +77,9 @@ def main():
                 with open(path, "rb") as f:
                     file_hashes[path] = hashlib.sha256(f.read()).hexdigest()
             except OSError:
+                # Never a key worth keeping: the same file elsewhere would hash differently.
                 file_hashes[path] = "missing"
+                missing.add(path)
         return file_hashes[path]
 
     version = subprocess.run([tidy, "--version"], check=True, capture_output=True, text=True).stdout
@@ -99,6 +104,10 @@ def main():
         # Sorted by the relative name, so a checkout elsewhere (/tmp/x vs /work/y) sorts them the same.
         for name, dep in sorted((rel(dep), dep) for dep in deps[output]):
             h.update(f"\0{name}\0{content_hash(dep)}".encode())
+        if any(dep in missing for dep in deps[output]):
+            # A key over a file that cannot be read would match no other checkout: analyse, keep no key.
+            unknown.append(f)
+            continue
         keys[f] = h.hexdigest()
 
     known = set()
@@ -125,7 +134,9 @@ def main():
         print(f"tidy: findings in {len(failed)} files: {' '.join(failed)}")
         return 1
     if unknown:
-        print(f"tidy: {len(unknown)} files had no dependency record, so their keys are not kept")
+        print(f"tidy: {len(unknown)} files had no dependency record (or one that names a file that is gone), "
+              "so their keys are not kept")
+
     os.makedirs(os.path.dirname(LIST), exist_ok=True)
     with open(LIST, "w") as lst:
         for f in sorted(keys):
