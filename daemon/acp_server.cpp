@@ -122,7 +122,7 @@ void AcpServer::bind(std::string_view method, Async<R> (AcpServer::*handler)(Ses
 }
 
 template <class P>
-void AcpServer::bind(std::string_view method, void (AcpServer::*handler)(SessionPtr, P, protocol::Responder)) {
+void AcpServer::bind(std::string_view method, void (AcpServer::*handler)(SessionPtr, const P&, protocol::Responder)) {
   peer_.on_request_raw(std::string(method), [this, handler](const support::Json& params,
                                                             protocol::Responder responder) {
     auto request = support::read_json<P>(params, "params");
@@ -135,7 +135,7 @@ void AcpServer::bind(std::string_view method, void (AcpServer::*handler)(Session
       responder.fail(session.error());
       return;
     }
-    (this->*handler)(std::move(*session), std::move(*request), std::move(responder));
+    (this->*handler)(std::move(*session), *request, std::move(responder));
   });
 }
 
@@ -343,7 +343,7 @@ ext::TurnVerificationInfo verification_info(const core::TurnVerification& turn) 
 }
 }  // namespace
 
-void AcpServer::on_prompt(SessionPtr session, acp::PromptRequest r, protocol::Responder responder) {
+void AcpServer::on_prompt(SessionPtr session, const acp::PromptRequest& r, protocol::Responder responder) {
   auto input = prompt_input(r.prompt);
   if (!input) {
     responder.fail(protocol::RpcError{protocol::error_code::kInvalidParams, input.error().message(), std::nullopt});

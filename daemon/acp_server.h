@@ -52,7 +52,7 @@ class AcpServer {
   void bind(std::string_view method, Async<R> (AcpServer::*handler)(SessionPtr, P, support::CancelToken));
   // Answered later, through the Responder (session/prompt).
   template <class P>
-  void bind(std::string_view method, void (AcpServer::*handler)(SessionPtr, P, protocol::Responder));
+  void bind(std::string_view method, void (AcpServer::*handler)(SessionPtr, const P&, protocol::Responder));
   template <class P>
   void bind_notification(std::string_view method, void (AcpServer::*handler)(const P&));
 
@@ -74,7 +74,7 @@ class AcpServer {
                                                            support::CancelToken);
   Async<protocol::acp::SetSessionConfigOptionResponse> on_set_config_option(
       SessionPtr session, protocol::acp::SetSessionConfigOptionRequest r, support::CancelToken);
-  void on_prompt(SessionPtr session, protocol::acp::PromptRequest r, protocol::Responder responder);
+  void on_prompt(SessionPtr session, const protocol::acp::PromptRequest& r, protocol::Responder responder);
   void on_cancel(const protocol::acp::CancelNotification& n);
 
   // ---- agentd extensions, `_agentd/*` (acp_extensions.cpp) ----

@@ -1,3 +1,6 @@
+// One file because the supervisor is one protocol: the parent's side (pipes, the report, the clock, the
+// kill) and the forked supervisor's async-signal-safe side must be read together. OutputCapture and the
+// UTF-8 chunker that it feeds are at the end.
 #include "tools/process.h"
 
 #include <fcntl.h>

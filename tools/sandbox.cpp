@@ -1,3 +1,5 @@
+// One file because the sandbox is one sequence: what the parent prepares (rulesets, mount plan, masked
+// paths) and what the forked child applies must be read together to see that the child only applies it.
 #include "tools/sandbox.h"
 
 #include <fcntl.h>

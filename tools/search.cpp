@@ -1,3 +1,6 @@
+// One file for the search core: the pattern (with its DFA cache shared by the workers), the buffer scan
+// and the parallel walk over files, whose results keep path order; the tools (grep, glob) are in
+// tools/builtin/.
 #include "tools/search.h"
 
 #include <fcntl.h>

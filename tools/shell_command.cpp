@@ -1,3 +1,5 @@
+// One file for one parser: the tokenizer, the word and redirection readers and the wrapper table work on
+// the same cursor, and the permission rules depend on all of them agreeing.
 #include "tools/shell_command.h"
 
 #include <algorithm>

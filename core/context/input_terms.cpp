@@ -1,3 +1,5 @@
+// One file for the prompt's terms: the scanners (paths, globs, tests, identifiers, quoted strings) share
+// one cursor and one set of stop rules, so a word is claimed by exactly one of them.
 #include "core/context/input_terms.h"
 
 #include <algorithm>

@@ -1,3 +1,6 @@
+// One file for the retrieval pipeline (retrieve.h): its stages (candidates, scores, slices, merge, budget)
+// share the candidate table and the scoring weights, and reading it top to bottom is how a ranking is
+// explained. Task classification, input terms and the stack parser are files of their own.
 #include "core/context/retrieve.h"
 
 #include <fcntl.h>

@@ -1,3 +1,5 @@
+// One file for compaction's plan, request, answer reader and rendering (compaction.h): they share the
+// summary's section table, which must stay the same in all four.
 #include "core/memory/compaction.h"
 
 #include <algorithm>

@@ -1,6 +1,7 @@
 // HttpClient over Beast + OpenSSL. Every socket sits in a beast::tcp_stream, whose expires_after gives the
 // per-phase timeouts; cancellation closes the socket from the client's executor, which makes the pending
-// operation complete at once. Errors are read with as_tuple, never thrown.
+// operation complete at once. Errors are read with as_tuple, never thrown. One file because the
+// connection pool, the drains and the exchanges share the connection state and its invariants.
 #include "core/model/http_client.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// One file for skills: discovery, the SKILL.md front-matter reader, selection and the /skills report all
+// work on the same Skill records, and none of them is large on its own.
 #include "core/skills/skills.h"
 
 #include <algorithm>

@@ -1,3 +1,6 @@
+// One file for the CLI's one class: the turn loop, the drawing of what streams in and the permission
+// questions share the terminal's state (spinner, line start, styles). Options are in cli_options.cpp,
+// the child process in agent_process.cpp.
 #include "daemon/cli/agent_cli.h"
 
 #include <unistd.h>

@@ -1,3 +1,6 @@
+// One file for one server's life (launch, handshake, tool paging, calls, restart, shutdown): the states
+// and the coroutines that move between them are easier to check side by side. The pure parts (names,
+// results, progress) are in mcp_content.cpp.
 #include "tools/mcp/mcp_manager.h"
 
 #include <algorithm>
