@@ -186,6 +186,8 @@ JsonWriter& JsonWriter::value(std::uint64_t u) {
 
 JsonWriter& JsonWriter::value(double d) {
   if (!std::isfinite(d)) return null();
+  // -0.0 would be written "-0", which reads back as the integer 0: write what it will read back as.
+  if (d == 0) d = 0.0;
   before_value();
   // fmt's default is the shortest representation that reads back to the same double.
   fmt::format_to(std::back_inserter(out_), "{}", d);

@@ -6,12 +6,11 @@
 #include <string_view>
 
 #include "daemon/config.h"
+#include "test/fuzz/fuzz_support.h"
 
 namespace {
 
-void check(bool ok) {
-  if (!ok) std::abort();
-}
+using agentd::fuzz::check;
 
 }  // namespace
 

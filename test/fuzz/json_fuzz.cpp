@@ -11,15 +11,14 @@
 #include "core/support/json_writer.h"
 #include "protocol/acp/initialize.h"
 #include "protocol/acp/session.h"
+#include "test/fuzz/fuzz_support.h"
 
 namespace {
 
 namespace support = agentd::support;
 namespace acp = agentd::protocol::acp;
 
-void check(bool ok) {
-  if (!ok) std::abort();
-}
+using agentd::fuzz::check;
 
 template <class T>
 concept Writable = requires(support::JsonWriter& w, const T& v) {

@@ -12,26 +12,14 @@
 #include "protocol/framing.h"
 #include "protocol/jsonrpc.h"
 #include "protocol/peer.h"
+#include "test/fuzz/fuzz_support.h"
 
 namespace {
 
+using agentd::fuzz::check;
+using agentd::fuzz::frames_of;
 using agentd::protocol::FrameDecoder;
 using agentd::protocol::FrameEvent;
-
-std::vector<std::string> frames_of(std::string_view bytes, std::size_t chunk) {
-  FrameDecoder decoder(4096);
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < bytes.size(); i += chunk) {
-    decoder.feed(bytes.substr(i, chunk));
-    while (auto e = decoder.next()) out.push_back(std::to_string(static_cast<int>(e->kind)) + e->payload);
-  }
-  if (auto e = decoder.finish()) out.push_back(std::to_string(static_cast<int>(e->kind)) + e->payload);
-  return out;
-}
-
-void check(bool ok) {
-  if (!ok) std::abort();
-}
 
 }  // namespace
 
@@ -41,8 +29,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
 
   // Splitting must not matter.
-  const auto whole = frames_of(bytes, bytes.size() + 1);
-  check(frames_of(bytes, chunk) == whole);
+  const auto whole = frames_of(bytes, bytes.size() + 1, 4096);
+  check(agentd::fuzz::same_frames(frames_of(bytes, chunk, 4096), whole));
 
   boost::asio::io_context io;
   std::vector<std::string> sent;

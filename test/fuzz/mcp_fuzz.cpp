@@ -11,29 +11,17 @@
 #include "core/support/json.h"
 #include "core/support/text.h"
 #include "protocol/framing.h"
+#include "test/fuzz/fuzz_support.h"
 #include "tools/mcp/mcp_content.h"
 
 namespace {
 
 namespace support = agentd::support;
 namespace mcp = agentd::tools::mcp;
-using agentd::protocol::FrameDecoder;
 using agentd::protocol::FrameEvent;
 
-void check(bool ok) {
-  if (!ok) std::abort();
-}
-
-std::vector<FrameEvent> frames_of(std::string_view bytes, std::size_t chunk) {
-  FrameDecoder decoder(64 * 1024);
-  std::vector<FrameEvent> out;
-  for (std::size_t i = 0; i < bytes.size(); i += chunk) {
-    decoder.feed(bytes.substr(i, chunk));
-    while (auto e = decoder.next()) out.push_back(std::move(*e));
-  }
-  if (auto e = decoder.finish()) out.push_back(std::move(*e));
-  return out;
-}
+using agentd::fuzz::check;
+constexpr std::size_t kMaxFrame = std::size_t{64} << 10;
 
 bool valid_tool_name(std::string_view name) {
   if (!name.starts_with("mcp__") || name.size() > 64) return false;
@@ -61,13 +49,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const std::size_t chunk = 1 + data[0] % 64;
   const std::string_view bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
-  const auto whole = frames_of(bytes, bytes.size() + 1);
-  const auto split = frames_of(bytes, chunk);
-  check(split.size() == whole.size());
-  for (std::size_t i = 0; i < whole.size(); ++i) {
-    check(split[i].kind == whole[i].kind && split[i].payload == whole[i].payload);
-    if (whole[i].kind != FrameEvent::Kind::message) continue;
-    if (auto message = support::parse_json(whole[i].payload)) read_message(*message);
+  const auto whole = agentd::fuzz::frames_of(bytes, bytes.size() + 1, kMaxFrame);
+  check(agentd::fuzz::same_frames(agentd::fuzz::frames_of(bytes, chunk, kMaxFrame), whole));
+  for (const auto& frame : whole) {
+    if (frame.kind != FrameEvent::Kind::message) continue;
+    if (auto message = support::parse_json(frame.payload)) read_message(*message);
   }
   return 0;
 }

@@ -87,6 +87,20 @@ TEST(JsonWriter, NonFiniteNumbersBecomeNull) {
   EXPECT_EQ(out, "[null,null]");
 }
 
+// Found by json_fuzz: -0.0 was written "-0", which parses as the integer 0, so writing what was parsed and
+// parsing it again was not a fixed point ([-0e-3] -> [-0] -> [0]).
+TEST(JsonWriter, NegativeZeroIsWrittenAsZero) {
+  std::string out;
+  JsonWriter(out).begin_array().value(-0.0).value(0.0).value(-0.5).end_array();
+  EXPECT_EQ(out, "[0,0,-0.5]");
+  auto parsed = parse_json("[0e-3,-0e-3,-0,1.56854,180]");
+  ASSERT_TRUE(parsed);
+  const std::string once = parsed->dump();
+  auto again = parse_json(once);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->dump(), once);
+}
+
 TEST(JsonWriter, KeysAreEscapedToo) {
   Json j;
   j["we\"ird\nkey"] = 1;
