@@ -239,6 +239,23 @@ AcpServer::Async<acp::Empty> AcpServer::on_memory_delete(SessionPtr session, ext
   co_return acp::Empty{};
 }
 
+AcpServer::Async<ext::Budgets> AcpServer::on_session_set_budget(SessionPtr session, ext::SetBudgetRequest p,
+                                                                CancelToken) {
+  core::Budgets budgets = session->budgets();
+  if (p.budgets.session_usd) budgets.session_usd = p.budgets.session_usd;
+  if (p.budgets.turn_usd) budgets.turn_usd = p.budgets.turn_usd;
+  if (p.budgets.turn_output_tokens) budgets.turn_output_tokens = p.budgets.turn_output_tokens;
+  for (const auto& name : p.cleared) {
+    if (name == "sessionUsd") budgets.session_usd.reset();
+    if (name == "turnUsd") budgets.turn_usd.reset();
+    if (name == "turnOutputTokens") budgets.turn_output_tokens.reset();
+  }
+  auto set = co_await session->set_budgets(budgets);
+  if (!set) co_return std::move(set).error();
+  const core::Budgets& now = session->budgets();
+  co_return ext::Budgets{now.session_usd, now.turn_usd, now.turn_output_tokens};
+}
+
 AcpServer::Async<ext::CheckpointsListResult> AcpServer::on_checkpoints_list(SessionPtr session, ext::SessionRequest,
                                                                             CancelToken) {
   auto checkpoints = co_await session->checkpoints();

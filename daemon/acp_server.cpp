@@ -59,6 +59,7 @@ AcpServer::AcpServer(protocol::Peer& peer, core::SessionManager& sessions)
   bind(ext_method::kMemoryDelete, &AcpServer::on_memory_delete);
   bind(ext_method::kCheckpointsList, &AcpServer::on_checkpoints_list);
   bind(ext_method::kCheckpointsRestore, &AcpServer::on_checkpoints_restore);
+  bind(ext_method::kSessionSetBudget, &AcpServer::on_session_set_budget);
 
   // ACP's handshake comes first: capabilities decide what the rest may use (fs/* through the editor,
   // the protocol version). A ping is allowed before it, for liveness checks.
@@ -360,8 +361,12 @@ void AcpServer::on_prompt(SessionPtr session, const acp::PromptRequest& r, proto
         }
         acp::PromptResponse response;
         acp::parse(core::stop_reason_id(outcome->stop_reason), response.stop_reason);
-        ext::PromptMeta meta{outcome->turn_id, std::nullopt};
+        ext::PromptMeta meta{outcome->turn_id, std::nullopt, std::nullopt};
         if (outcome->verification) meta.verification = verification_info(*outcome->verification);
+        if (const auto& by = outcome->stopped_by) {
+          meta.stopped_by =
+              ext::StoppedByInfo{std::string(core::budget_kind_name(by->kind)), by->limit, by->spent, by->message()};
+        }
         response.meta = ext::to_meta(meta);
         reply.answer(Result<acp::PromptResponse>(std::move(response)));
       }(std::move(session), std::move(*input), std::move(responder)),

@@ -103,6 +103,8 @@ class AcpServer {
                                                              support::CancelToken);
   Async<protocol::acp::Empty> on_memory_delete(SessionPtr session, protocol::acp::ext::MemoryDeleteRequest p,
                                                support::CancelToken);
+  Async<protocol::acp::ext::Budgets> on_session_set_budget(SessionPtr session, protocol::acp::ext::SetBudgetRequest p,
+                                                           support::CancelToken);
   Async<protocol::acp::ext::CheckpointsListResult> on_checkpoints_list(SessionPtr session,
                                                                        protocol::acp::ext::SessionRequest,
                                                                        support::CancelToken);

@@ -295,6 +295,25 @@ Result<void> apply_config_text(Config& config, std::string_view text, std::strin
                       "writableDirs)");
         }
       }
+    } else if (key == "budgets") {
+      if (!value.is_object()) return fail(key, "expected an object (sessionUsd, turnUsd, turnOutputTokens)");
+      const auto tighter = [](auto& slot, auto limit) { slot = slot ? std::min(*slot, limit) : limit; };
+      for (const auto& [name, setting] : value.as_object()) {
+        const std::string field = fmt::format("budgets.{}", name);
+        if (name == "sessionUsd" || name == "turnUsd") {
+          if (!setting.is_number() || !(setting.as_double() > 0) || setting.as_double() > 1e6) {
+            return fail(field, "expected a number of dollars above 0 (at most 1000000)");
+          }
+          tighter(name == "sessionUsd" ? config.budgets.session_usd : config.budgets.turn_usd, setting.as_double());
+        } else if (name == "turnOutputTokens") {
+          if (!setting.is_integer() || setting.as_int64() < 1 || setting.as_int64() > 1'000'000'000) {
+            return fail(field, "expected a whole number of tokens from 1 to 1000000000");
+          }
+          tighter(config.budgets.turn_output_tokens, static_cast<std::uint64_t>(setting.as_int64()));
+        } else {
+          return fail(field, "unknown budget (known: sessionUsd, turnUsd, turnOutputTokens)");
+        }
+      }
     } else if (key == "verify") {
       if (!value.is_object()) return fail(key, "expected an object (auto, rounds)");
       for (const auto& [name, setting] : value.as_object()) {
@@ -359,8 +378,9 @@ Result<void> apply_config_text(Config& config, std::string_view text, std::strin
     } else if (key == "$schema" || key.starts_with("_")) {
       // comments and editor hints
     } else {
-      return fail(
-          key, "unknown setting (known: model, models, mode, maxTurnRequests, permissions, shell, verify, mcpServers)");
+      return fail(key,
+                  "unknown setting (known: model, models, mode, maxTurnRequests, budgets, permissions, shell, verify, "
+                  "mcpServers)");
     }
   }
   config.sources.emplace_back(file);
@@ -484,6 +504,7 @@ core::ProjectSettings project_settings(Config config, std::optional<model::Model
     if (name != config.model) settings.model_choices.push_back(name);
   }
   settings.limits.max_turn_requests = config.max_turn_requests;
+  settings.limits.budgets = config.budgets;
   settings.default_mode = config.mode;
   settings.permission_rules = config.permission_rules;
   settings.headless = config.headless;

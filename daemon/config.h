@@ -46,6 +46,9 @@ struct Config {
   std::vector<std::string> deny_paths;
   ShellSettings shell;
   core::VerifySettings verify;  // "verify": {"auto": "off"|"suggest"|"run", "rounds": N}
+  // "budgets": {"sessionUsd": 5, "turnUsd": 1, "turnOutputTokens": 20000}. Layers only tighten them: a
+  // budget set by two files is the smaller (a cloned project cannot raise the user's).
+  core::Budgets budgets;
   // "mcpServers": {"<name>": {"command", "args", "env": {..}, "cwd"}}; a later file's server replaces
   // an earlier one of the same name.
   std::vector<tools::mcp::ServerConfig> mcp_servers;

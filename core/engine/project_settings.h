@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/engine/budget.h"
 #include "core/engine/permissions.h"
 #include "core/model/model_config.h"
 #include "core/support/enum_names.h"
@@ -25,6 +26,7 @@ using ModelResolver = std::function<support::Result<model::ModelConfig>(std::str
 
 struct EngineLimits {
   std::uint32_t max_turn_requests = 25;  // model requests per turn
+  Budgets budgets;                       // config `budgets`; a session may set its own
 };
 
 // What the engine does when a turn edited files and ended without verifying them (config `verify.auto`).

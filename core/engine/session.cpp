@@ -10,6 +10,7 @@
 #include "core/engine/ids.h"
 #include "core/engine/slash_commands.h"
 #include "core/memory/compaction.h"
+#include "core/model/price_table.h"
 #include "core/support/clock.h"
 #include "core/support/log.h"
 #include "storage/compaction_store.h"
@@ -80,6 +81,7 @@ Session::Session(EngineContext& engine, SessionInfo info, ProjectSettings settin
       model_(std::move(model)),
       model_spec_(std::move(model_spec)) {
   policy_.set_mode(settings_.default_mode);
+  budgets_ = settings_.limits.budgets;
   events_ = std::make_shared<EventLog>(*engine.store, strand_, info_.id);
   files_ = std::make_unique<SessionFileAccess>(info_.id, events_);
   file_state_ = std::make_unique<tools::FileState>();
@@ -123,6 +125,16 @@ void Session::stop_mcp_in_background(support::TaskGroup& group) {
   group.spawn(stop(self), fmt::format("stopping the MCP servers of session {}", info_.id));
 }
 
+asio::awaitable<Result<void>> Session::set_budgets(Budgets budgets) {
+  co_await asio::dispatch(strand_, asio::use_awaitable);
+  if (auto refused = refuse_unpriced(budgets, model::find_price(model_.model), model_spec_)) {
+    co_return Error(Errc::invalid_argument, *refused);
+  }
+  budgets_ = budgets;
+  persist_metadata();
+  co_return support::ok();
+}
+
 void Session::attach(std::shared_ptr<Frontend> frontend) { events_->attach(std::move(frontend)); }
 void Session::detach() { events_->detach(); }
 
@@ -151,6 +163,12 @@ void Session::persist_metadata() {
   w.member("mode", permission_mode_id(policy_.mode())).member("model", model_spec_);
   w.member("additionalDirectories", info_.additional_dirs);
   w.member("clearedAfterTurn", cleared_after_);
+  if (budgets_ != settings_.limits.budgets) {
+    w.key("budgets").begin_object();
+    w.optional_member("sessionUsd", budgets_.session_usd).optional_member("turnUsd", budgets_.turn_usd);
+    w.optional_member("turnOutputTokens", budgets_.turn_output_tokens);
+    w.end_object();
+  }
   w.end_object();
   engine_.store->worker().write([id = info_.id, json = std::move(json)](storage::Connection& db) {
     return storage::SessionStore(db).update_metadata(id, json);

@@ -86,6 +86,8 @@ struct TurnOutcome {
   std::string turn_id;
   // For a model turn that changed files: what verified them, and what did not run.
   std::optional<TurnVerification> verification;
+  // The budget that stopped the turn (stop_reason max_turn_requests for dollars, max_tokens for tokens).
+  std::optional<BudgetStop> stopped_by;
 };
 
 // Tokens and dollars, summed over model calls.
@@ -144,6 +146,12 @@ class Session : public std::enable_shared_from_this<Session> {
   void cancel();
 
   boost::asio::awaitable<support::Result<void>> set_mode(PermissionMode mode);
+  // The budgets in force (config `budgets`, unless set for this session), and setting this session's
+  // (`_agentd/session/set_budget`, `agent --max-budget-usd`): kept with the session, so a load keeps
+  // them. A dollar budget with a model the price table does not know is refused (invalid_argument).
+  const Budgets& budgets() const noexcept { return budgets_; }
+  boost::asio::awaitable<support::Result<void>> set_budgets(Budgets budgets);
+  void restore_budgets(Budgets budgets) { budgets_ = budgets; }
   boost::asio::awaitable<support::Result<void>> set_model(std::string spec);
 
   // Fills this session's tool registry (EngineContext::install_tools with its project's settings). Called
@@ -315,6 +323,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::unique_ptr<tools::FileAccess> files_;
   std::unique_ptr<model::ModelClient> client_;  // for model_; reset when the model changes
 
+  Budgets budgets_;
   std::vector<HistoryTurn> history_;
   std::int64_t turn_count_ = 0;
   std::int64_t cleared_after_ = 0;  // message seq of the last /clear

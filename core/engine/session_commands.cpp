@@ -27,10 +27,11 @@ asio::awaitable<Result<TurnOutcome>> Session::run_command(const std::string& tex
   } else {
     const CommandCall call{command.args, turn_id, cancel, span};
     reply = co_await (this->*row->run)(call);
-    if (row->cancellable && cancel.cancelled()) co_return TurnOutcome{StopReason::cancelled, {}, std::nullopt};
+    if (row->cancellable && cancel.cancelled())
+      co_return TurnOutcome{StopReason::cancelled, {}, std::nullopt, std::nullopt};
   }
   if (!reply.empty()) emit(AgentTextEvent{reply});
-  co_return TurnOutcome{StopReason::end_turn, {}, std::nullopt};
+  co_return TurnOutcome{StopReason::end_turn, {}, std::nullopt, std::nullopt};
 }
 
 asio::awaitable<std::string> Session::cmd_help(const CommandCall& /*call*/) { co_return help_text(); }

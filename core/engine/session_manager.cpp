@@ -148,6 +148,13 @@ asio::awaitable<Result<std::shared_ptr<Session>>> SessionManager::load(
   if (metadata["mode"].is_string()) {
     if (auto mode = parse_permission_mode(metadata["mode"].as_string())) session->restore_mode(*mode);
   }
+  if (const Json& b = metadata["budgets"]; b.is_object()) {
+    Budgets budgets;
+    if (b["sessionUsd"].is_number()) budgets.session_usd = b["sessionUsd"].as_double();
+    if (b["turnUsd"].is_number()) budgets.turn_usd = b["turnUsd"].as_double();
+    if (b["turnOutputTokens"].is_integer()) budgets.turn_output_tokens = b["turnOutputTokens"].as_uint64();
+    session->restore_budgets(budgets);
+  }
   const Json& cleared = metadata["clearedAfterTurn"];
   auto restored = co_await session->restore(cleared.is_integer() ? cleared.as_int64() : 0);
   if (!restored) co_return std::move(restored).error();

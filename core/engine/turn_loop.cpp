@@ -96,7 +96,7 @@ void set_retrieval_attributes(support::Span& span, const TurnContext& context) {
   }
 }
 
-TurnOutcome stopped(StopReason reason) { return TurnOutcome{reason, {}, std::nullopt}; }
+TurnOutcome stopped(StopReason reason) { return TurnOutcome{reason, {}, std::nullopt, std::nullopt}; }
 
 }  // namespace
 
@@ -227,6 +227,10 @@ asio::awaitable<Result<void>> Session::end_turn(const TurnStart& turn, const Res
 
 asio::awaitable<Result<TurnOutcome>> Session::run_turn(PromptInput input, std::string turn_id, CancelToken cancel,
                                                        support::Span& span) {
+  // A dollar budget needs a price to be checked: refused, not guessed.
+  const std::optional<model::Price> price = model::find_price(model_.model);
+  if (auto refused = refuse_unpriced(budgets_, price, model_spec_)) co_return Error(Errc::limit_exceeded, *refused);
+
   auto context = co_await retrieve_context(input.text, cancel, span);
   if (!context) co_return std::move(context).error().context("gathering the turn's context");
   if (cancel.cancelled()) co_return stopped(StopReason::cancelled);
@@ -274,6 +278,20 @@ asio::awaitable<Result<TurnOutcome>> Session::run_turn(PromptInput input, std::s
       emit(AgentTextEvent{request.error().message()});
       co_return stopped(StopReason::max_tokens);
     }
+    // The budgets, against this call's worst case: a spent one stops the turn, a tight one shortens the
+    // answer the call may give.
+    std::uint64_t input_tokens = fixed_tokens;
+    for (const auto& m : request->messages) input_tokens += estimate_tokens(m);
+    std::uint64_t max_output = model_.max_output_tokens;
+    const Spend spend{session_cost_.priced_usd, turn_cost_.priced_usd, turn_cost_.usage.output_tokens};
+    if (auto over = check_budgets(budgets_, spend, price, input_tokens, max_output)) {
+      emit(AgentTextEvent{fmt::format("\n\n[agentd: stopped: {}]", over->message())});
+      TurnOutcome outcome = stopped(over->kind == BudgetKind::turn_output_tokens ? StopReason::max_tokens
+                                                                                 : StopReason::max_turn_requests);
+      outcome.stopped_by = *over;
+      co_return outcome;
+    }
+    if (max_output < model_.max_output_tokens) request->max_tokens = static_cast<std::uint32_t>(max_output);
 
     ModelResponse response = co_await call_model(std::move(*request), turn_id, cancel, span);
     if (!response.result.ok) co_return stream_failed(response, current, turn_id, cancel);

@@ -534,6 +534,15 @@ class Cli {
         return false;
       }
     }
+    if (o_.max_budget_usd) {
+      ext::SetBudgetRequest request;
+      request.session_id = session_;
+      request.budgets.session_usd = *o_.max_budget_usd;
+      if (!result_of<ext::Budgets>(call(ext_method::kSessionSetBudget, request), error)) {
+        fail("cannot set the budget: " + error);
+        return false;
+      }
+    }
     if (o_.print && o_.format == OutputFormat::jsonl) {
       Json body = Json::object();
       body["sessionId"] = session_;

@@ -1,5 +1,7 @@
 #include "daemon/cli/cli_options.h"
 
+#include <cstdlib>
+
 // CLI11 is a large header: it stays in this file (and agentd's options.cpp), never in a header.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -97,6 +99,19 @@ void define_options(CLI::App& app, Parsed& p) {
       app.add_flag("--resume{}", p.resume, "continue session ID (without ID: the latest one in this directory)")
           ->option_text("[ID]");
   app.add_flag("-c,--continue", o.continue_latest, "continue the latest session in this directory");
+  app.add_option("--max-budget-usd", o.max_budget_usd,
+                 "stop when the session's model calls would cost more than this many dollars")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            char* end = nullptr;
+            const double usd = std::strtod(text.c_str(), &end);
+            if (end == text.c_str() || *end != '\0' || !(usd > 0) || usd > 1e6) {
+              return "expected a number of dollars above 0, not " + text;
+            }
+            return {};
+          },
+          ""))
+      ->type_name("USD");
   app.add_option("--config", o.config, "an agentd config file")->type_name("FILE");
   app.add_option("--agentd", o.agentd, "the agentd binary (default: $AGENTD_BIN, next to agent, then PATH)")
       ->type_name("PATH");

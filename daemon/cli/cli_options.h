@@ -26,19 +26,20 @@ struct CliOptions {
   std::string prompt;  // Command::prompt
   bool print = false;  // -p: non-interactive, never asks
   OutputFormat format = OutputFormat::text;
-  std::optional<std::string> model;   // --model provider:model
-  std::optional<std::string> mode;    // --mode default|acceptEdits|plan|bypass
-  std::vector<std::string> allow;     // --allow RULE
-  std::vector<std::string> deny;      // --deny RULE
-  std::optional<std::string> resume;  // --resume ID ("" = pick the latest here)
-  bool continue_latest = false;       // --continue
-  std::optional<std::string> config;  // --config FILE, passed on to agentd (merged with the rules)
-  std::optional<std::string> agentd;  // --agentd PATH (else $AGENTD_BIN, next to agent, PATH)
-  std::optional<std::string> log;     // --log FILE (agentd's stderr)
-  std::optional<std::string> turn;    // agent trace TURN
-  std::string directory;              // agent trust/untrust DIR (default: the current directory)
-  bool all = false;                   // agent sessions --all
-  bool demo = false;                  // --demo: agentd's scripted offline model
+  std::optional<std::string> model;      // --model provider:model
+  std::optional<std::string> mode;       // --mode default|acceptEdits|plan|bypass
+  std::vector<std::string> allow;        // --allow RULE
+  std::vector<std::string> deny;         // --deny RULE
+  std::optional<std::string> resume;     // --resume ID ("" = pick the latest here)
+  bool continue_latest = false;          // --continue
+  std::optional<std::string> config;     // --config FILE, passed on to agentd (merged with the rules)
+  std::optional<std::string> agentd;     // --agentd PATH (else $AGENTD_BIN, next to agent, PATH)
+  std::optional<std::string> log;        // --log FILE (agentd's stderr)
+  std::optional<std::string> turn;       // agent trace TURN
+  std::string directory;                 // agent trust/untrust DIR (default: the current directory)
+  bool all = false;                      // agent sessions --all
+  bool demo = false;                     // --demo: agentd's scripted offline model
+  std::optional<double> max_budget_usd;  // --max-budget-usd: the session's dollar budget
 };
 
 support::Result<CliOptions> parse_cli(const std::vector<std::string>& args);

@@ -1,5 +1,7 @@
 #include "protocol/acp/ext.h"
 
+#include <utility>
+
 #include <fmt/format.h>
 
 namespace agentd::protocol::acp::ext {
@@ -87,6 +89,47 @@ bool from_json(const JsonIn& in, MemoryDeleteRequest& out) {
 }
 void to_json(JsonWriter& w, const MemoryDeleteRequest& v) {
   w.begin_object().member("sessionId", v.session_id).member("id", v.id).end_object();
+}
+
+namespace {
+bool read_budget_members(const JsonIn& in, Budgets& out) {
+  if (!in.optional("sessionUsd", out.session_usd) || !in.optional("turnUsd", out.turn_usd) ||
+      !in.optional("turnOutputTokens", out.turn_output_tokens)) {
+    return false;
+  }
+  for (const auto& usd : {std::pair{"sessionUsd", out.session_usd}, std::pair{"turnUsd", out.turn_usd}}) {
+    if (usd.second && !(*usd.second > 0)) return in[usd.first].fail("expected a number of dollars above 0");
+  }
+  if (out.turn_output_tokens && *out.turn_output_tokens == 0) {
+    return in["turnOutputTokens"].fail("expected a whole number of tokens above 0");
+  }
+  return true;
+}
+void write_budget_members(JsonWriter& w, const Budgets& v) {
+  w.optional_member("sessionUsd", v.session_usd).optional_member("turnUsd", v.turn_usd);
+  w.optional_member("turnOutputTokens", v.turn_output_tokens);
+}
+}  // namespace
+
+bool from_json(const JsonIn& in, Budgets& out) { return in.require_object() && read_budget_members(in, out); }
+void to_json(JsonWriter& w, const Budgets& v) {
+  w.begin_object();
+  write_budget_members(w, v);
+  w.end_object();
+}
+bool from_json(const JsonIn& in, SetBudgetRequest& out) {
+  if (!in.required("sessionId", out.session_id) || !read_budget_members(in, out.budgets)) return false;
+  for (const char* name : {"sessionUsd", "turnUsd", "turnOutputTokens"}) {
+    const Json* given = in.json().find(name);
+    if (given != nullptr && given->is_null()) out.cleared.emplace_back(name);
+  }
+  return true;
+}
+void to_json(JsonWriter& w, const SetBudgetRequest& v) {
+  w.begin_object().member("sessionId", v.session_id);
+  write_budget_members(w, v.budgets);
+  for (const auto& name : v.cleared) w.key(name).null();
+  w.end_object();
 }
 
 bool from_json(const JsonIn& in, CheckpointsRestoreRequest& out) {
@@ -344,10 +387,23 @@ Json to_meta(const PromptMeta& v) {
     verification["summary"] = t.summary;
     j["verification"] = std::move(verification);
   }
+  if (v.stopped_by) {
+    Json stopped = Json::object();
+    stopped["budget"] = v.stopped_by->budget;
+    stopped["limit"] = v.stopped_by->limit;
+    stopped["spent"] = v.stopped_by->spent;
+    stopped["message"] = v.stopped_by->message;
+    j["stoppedBy"] = std::move(stopped);
+  }
   return wrap(v, std::move(j));
 }
+bool from_json(const JsonIn& in, StoppedByInfo& out) {
+  return in.required("budget", out.budget) && in.required("limit", out.limit) && in.required("spent", out.spent) &&
+         in.required("message", out.message);
+}
 bool from_json(const JsonIn& in, PromptMeta& out) {
-  return in.required("turnId", out.turn_id) && in.optional("verification", out.verification);
+  return in.required("turnId", out.turn_id) && in.optional("verification", out.verification) &&
+         in.optional("stoppedBy", out.stopped_by);
 }
 
 Json to_meta(const UsageMeta& v) {

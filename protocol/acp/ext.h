@@ -77,6 +77,20 @@ struct MemoryDeleteRequest {
   std::int64_t id = 0;
 };
 
+// A session's budgets in force; an absent one is no limit.
+struct Budgets {
+  std::optional<double> session_usd{};
+  std::optional<double> turn_usd{};
+  std::optional<std::uint64_t> turn_output_tokens{};
+};
+// Sets the budgets given (sessionUsd, turnUsd, turnOutputTokens beside sessionId), removes those given
+// as null, and leaves the others as they are.
+struct SetBudgetRequest {
+  std::string session_id{};
+  Budgets budgets{};
+  std::vector<std::string> cleared{};  // the names given as null
+};
+
 struct CheckpointsRestoreRequest {
   std::string session_id{};
   std::string turn_id{};
@@ -228,6 +242,8 @@ bool from_json(const support::JsonIn& in, ProjectTrustRequest& out);
 bool from_json(const support::JsonIn& in, VerifyPlanRequest& out);
 bool from_json(const support::JsonIn& in, MemoryAddRequest& out);
 bool from_json(const support::JsonIn& in, MemoryDeleteRequest& out);
+bool from_json(const support::JsonIn& in, Budgets& out);
+bool from_json(const support::JsonIn& in, SetBudgetRequest& out);
 bool from_json(const support::JsonIn& in, CheckpointsRestoreRequest& out);
 bool from_json(const support::JsonIn& in, TraceSpan& out);
 bool from_json(const support::JsonIn& in, TraceGetResult& out);
@@ -258,6 +274,8 @@ void to_json(support::JsonWriter& w, const ProjectTrustRequest& v);
 void to_json(support::JsonWriter& w, const VerifyPlanRequest& v);
 void to_json(support::JsonWriter& w, const MemoryAddRequest& v);
 void to_json(support::JsonWriter& w, const MemoryDeleteRequest& v);
+void to_json(support::JsonWriter& w, const Budgets& v);
+void to_json(support::JsonWriter& w, const SetBudgetRequest& v);
 void to_json(support::JsonWriter& w, const CheckpointsRestoreRequest& v);
 void to_json(support::JsonWriter& w, const TraceSpan& v);
 void to_json(support::JsonWriter& w, const TraceGetResult& v);
@@ -305,11 +323,21 @@ struct TurnVerificationInfo {
   std::string summary{};  // one line for people: "verified: `pytest tests/test_x.py` passed; not run: ..."
 };
 
-// session/prompt's response: the turn it ran, and for a turn that changed files what verified them.
+// The budget that stopped a turn.
+struct StoppedByInfo {
+  std::string budget{};  // sessionUsd, turnUsd, turnOutputTokens
+  double limit = 0;
+  double spent = 0;  // dollars or tokens
+  std::string message{};
+};
+
+// session/prompt's response: the turn it ran, for a turn that changed files what verified them, and for
+// a turn a budget stopped, which one.
 struct PromptMeta {
   static constexpr std::string_view kKey{};
   std::string turn_id{};
   std::optional<TurnVerificationInfo> verification{};
+  std::optional<StoppedByInfo> stopped_by{};
 };
 
 // usage_update: the one model call's tokens.
@@ -368,6 +396,7 @@ bool from_json(const support::JsonIn& in, UpdateMeta& out);
 bool from_json(const support::JsonIn& in, VerificationRunInfo& out);
 bool from_json(const support::JsonIn& in, NotRunInfo& out);
 bool from_json(const support::JsonIn& in, TurnVerificationInfo& out);
+bool from_json(const support::JsonIn& in, StoppedByInfo& out);
 bool from_json(const support::JsonIn& in, PromptMeta& out);
 bool from_json(const support::JsonIn& in, UsageMeta& out);
 bool from_json(const support::JsonIn& in, CompactionMeta& out);

@@ -23,5 +23,6 @@ inline constexpr std::string_view kMemoryList = "_agentd/memory/list";
 inline constexpr std::string_view kMemoryDelete = "_agentd/memory/delete";
 inline constexpr std::string_view kCheckpointsList = "_agentd/checkpoints/list";
 inline constexpr std::string_view kCheckpointsRestore = "_agentd/checkpoints/restore";
+inline constexpr std::string_view kSessionSetBudget = "_agentd/session/set_budget";
 
 }  // namespace agentd::protocol::acp::ext::method

@@ -8,10 +8,10 @@ namespace agentd::daemon::cli {
 namespace {
 
 TEST(CliOptions, PromptAndEveryOption) {
-  auto o = parse_cli({"-p",          "fix it",   "--output-format", "jsonl",    "--model",      "openai:gpt-4.1",
-                      "--mode=plan", "--allow",  "shell(npm test)", "--allow",  "edit(src/**)", "--deny",
-                      "shell(rm *)", "--config", "c.json",          "--agentd", "/bin/agentd",  "--log",
-                      "a.log",       "--demo"});
+  auto o = parse_cli({"-p",          "fix it",   "--output-format",  "jsonl",    "--model",      "openai:gpt-4.1",
+                      "--mode=plan", "--allow",  "shell(npm test)",  "--allow",  "edit(src/**)", "--deny",
+                      "shell(rm *)", "--config", "c.json",           "--agentd", "/bin/agentd",  "--log",
+                      "a.log",       "--demo",   "--max-budget-usd", "2.5"});
   ASSERT_TRUE(o) << o.error().message();
   EXPECT_EQ(o->command, Command::prompt);
   EXPECT_EQ(o->prompt, "fix it");
@@ -25,6 +25,7 @@ TEST(CliOptions, PromptAndEveryOption) {
   EXPECT_EQ(o->agentd, "/bin/agentd");
   EXPECT_EQ(o->log, "a.log");
   EXPECT_TRUE(o->demo);
+  EXPECT_EQ(o->max_budget_usd, 2.5);
   EXPECT_FALSE(o->resume);
 }
 
@@ -100,6 +101,7 @@ TEST(CliOptions, BadUsageIsExplained) {
       {{"sessions", "x"}, "agent sessions takes no arguments"},
       {{"trace", "1", "2"}, "agent trace takes at most one TURN"},
       {{"trust", "a", "b"}, "agent trust takes at most one DIR"},
+      {{"--max-budget-usd", "0", "-p", "x"}, "--max-budget-usd: expected a number of dollars above 0, not 0"},
   };
   for (const auto& c : cases) {
     auto o = parse_cli(c.args);
@@ -123,6 +125,7 @@ TEST(CliOptions, HelpListsEveryOption) {
                            "--agentd PATH",
                            "--log FILE",
                            "--demo",
+                           "--max-budget-usd USD",
                            "--all",
                            "--version",
                            "-h,--help",

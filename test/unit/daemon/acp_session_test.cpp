@@ -167,6 +167,42 @@ TEST(AcpSession, ATwoCallTurnUsesOneConnection) {
       << requests[0]["connection"].dump() << " then " << requests[1]["connection"].dump();
 }
 
+// A session's dollar budget, set by the client: the first call's answer is cut to what the budget leaves,
+// and once it is spent the turn stops before the next call, saying which budget (issue 17, item 9).
+TEST(AcpSession, ABudgetStopsTheTurnBeforeTheCallThatWouldPassIt) {
+  constexpr std::string_view kCostly = R"({"exchanges": [
+    {"name": "read", "response": {"generate": {"provider": "anthropic", "text": "Reading.",
+       "tool_calls": [{"id": "toolu_buf", "name": "read_file", "input": {"path": "notes.txt"}}],
+       "usage": {"input_tokens": 100000, "output_tokens": 1000}}}},
+    {"name": "never", "response": {"generate": {"provider": "anthropic", "text": "Too late."}}}]})";
+  Fixture f(false, kCostly);
+  const std::string session = R"({"sessionId":")" + f.session + R"(")";
+  Json bad = request(*f.agentd, 2, "_agentd/session/set_budget", session + R"(,"turnUsd":-1})");
+  EXPECT_EQ(bad["error"]["code"], Json(-32602)) << bad.dump();
+  Json set = request(*f.agentd, 3, "_agentd/session/set_budget", session + R"(,"sessionUsd":0.3,"turnUsd":5})");
+  ASSERT_TRUE(set.contains("result")) << set.dump();
+  EXPECT_EQ(set["result"]["sessionUsd"], Json(0.3));
+  EXPECT_EQ(set["result"]["turnUsd"], Json(5.0));
+  // null removes one budget and leaves the others.
+  set = request(*f.agentd, 4, "_agentd/session/set_budget", session + R"(,"turnUsd":null})");
+  EXPECT_EQ(set["result"]["sessionUsd"], Json(0.3)) << set.dump();
+  EXPECT_FALSE(set["result"].contains("turnUsd")) << set.dump();
+
+  Json answer = request(*f.agentd, 5, "session/prompt", session + R"(,"prompt":[{"type":"text","text":"read it"}]})");
+  EXPECT_EQ(answer["result"]["stopReason"], Json("max_turn_requests")) << answer.dump();
+  const Json& by = answer["result"]["_meta"]["agentd"]["stoppedBy"];
+  EXPECT_EQ(by["budget"], Json("sessionUsd")) << answer.dump();
+  EXPECT_EQ(by["limit"], Json(0.3));
+  EXPECT_GT(by["spent"].as_double(), 0.3);  // 100,000 input and 1,000 output tokens: $0.315
+  const auto requests = f.mock->requests();
+  ASSERT_EQ(requests.size(), 1U);  // the second call never went out
+  // The first call's answer was limited to what $0.30 leaves after its input.
+  const Json& max_tokens = requests[0]["body"]["max_tokens"];
+  ASSERT_TRUE(max_tokens.is_integer()) << requests[0]["body"].dump();
+  EXPECT_LT(max_tokens.as_int64(), 20000);
+  EXPECT_GT(max_tokens.as_int64(), 10000);
+}
+
 TEST(AcpSession, ExtensionMethodsReportTheTurn) {
   Fixture f(false, kPlainScript);
   std::int64_t last_seq = 0;

@@ -173,6 +173,29 @@ TEST(Config, VerifySettings) {
   EXPECT_FALSE(apply_config_text(config, R"({"verify": "run"})", "c.json"));
 }
 
+// Budgets: read, checked, and only ever tightened by a later file (a cloned project cannot raise them).
+TEST(Config, BudgetsOnlyTighten) {
+  Config config;
+  EXPECT_EQ(config.budgets, core::Budgets{});
+  ASSERT_TRUE(apply_config_text(config, R"({"budgets": {"sessionUsd": 5, "turnUsd": 1.5, "turnOutputTokens": 20000}})",
+                                "user.json"));
+  EXPECT_EQ(config.budgets.session_usd, 5.0);
+  EXPECT_EQ(config.budgets.turn_usd, 1.5);
+  EXPECT_EQ(config.budgets.turn_output_tokens, 20000U);
+  EXPECT_EQ(project_settings(config, std::nullopt).limits.budgets, config.budgets);
+  ASSERT_TRUE(apply_config_text(config, R"({"budgets": {"sessionUsd": 50, "turnUsd": 0.5}})", "project.json"));
+  EXPECT_EQ(config.budgets.session_usd, 5.0);  // not raised
+  EXPECT_EQ(config.budgets.turn_usd, 0.5);     // lowered
+  auto bad = apply_config_text(config, "{\"budgets\": {\n \"sessionUsd\": 0}}", "c.json");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message().find("c.json:2: config.budgets.sessionUsd"), std::string::npos)
+      << bad.error().message();
+  EXPECT_FALSE(apply_config_text(config, R"({"budgets": {"turnUsd": -1}})", "c.json"));
+  EXPECT_FALSE(apply_config_text(config, R"({"budgets": {"turnOutputTokens": 1.5}})", "c.json"));
+  EXPECT_FALSE(apply_config_text(config, R"({"budgets": {"dailyUsd": 3}})", "c.json"));
+  EXPECT_FALSE(apply_config_text(config, R"({"budgets": 5})", "c.json"));
+}
+
 TEST(Config, McpServers) {
   Config config;
   ASSERT_TRUE(apply_config_text(
