@@ -43,8 +43,7 @@ TEST(Budgets, ASpentBudgetStopsTheTurn) {
   EXPECT_EQ(over->kind, BudgetKind::session_usd);
   EXPECT_DOUBLE_EQ(over->limit, 0.30);
   EXPECT_DOUBLE_EQ(over->spent, 0.315);
-  EXPECT_EQ(over->message(),
-            "the session's budget of $0.30 leaves no room for another model call (spent $0.3150)");
+  EXPECT_EQ(over->message(), "the session's budget of $0.30 leaves no room for another model call (spent $0.3150)");
   // Room for fewer than kMinBudgetOutputTokens is no room.
   budgets = Budgets{};
   budgets.turn_output_tokens = 1000;
