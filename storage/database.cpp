@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
 
 #include "storage/migrations.h"
@@ -53,7 +54,47 @@ Result<void> ensure_private_file(const std::string& path) {
   return support::ok();
 }
 
+Result<void> fsync_path(const std::string& path, int flags) {
+  const int fd = ::open(path.c_str(), flags | O_CLOEXEC);
+  if (fd < 0 || ::fsync(fd) != 0) {
+    const int err = errno;
+    if (fd >= 0) ::close(fd);
+    return Error(Errc::io, fmt::format("cannot sync {}: {}", path, std::strerror(err)), err);
+  }
+  ::close(fd);
+  return support::ok();
+}
+
 }  // namespace
+
+Result<void> copy_database_to_new_file(Connection& from, const std::string& path) {
+  const std::string copy_path = fmt::format("{}.restoring-{}", path, ::getpid());
+  ::unlink(copy_path.c_str());  // a leftover of an earlier try
+  if (auto r = ensure_private_file(copy_path); !r) return r;
+  auto copied = [&]() -> Result<void> {
+    auto copy = Connection::open(copy_path, Connection::Mode::read_write);
+    if (!copy) return std::move(copy).error();
+    sqlite3_backup* backup = sqlite3_backup_init(copy->handle(), "main", from.handle(), "main");
+    if (backup == nullptr) return copy->error("starting the copy", sqlite3_errcode(copy->handle()));
+    const int stepped = sqlite3_backup_step(backup, -1);
+    const int finished = sqlite3_backup_finish(backup);
+    if (stepped != SQLITE_DONE) {
+      return Error(Errc::storage, fmt::format("copying the database: {}", sqlite3_errstr(stepped)), stepped);
+    }
+    if (finished != SQLITE_OK) return copy->error("copying the database", finished);
+    return support::ok();
+  }();
+  if (copied) copied = fsync_path(copy_path, O_RDONLY);
+  if (copied && ::link(copy_path.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    copied = Error(err == EEXIST ? Errc::conflict : Errc::io,
+                   fmt::format("cannot put the database at {}: {}", path, std::strerror(err)), err);
+  }
+  ::unlink(copy_path.c_str());
+  if (!copied) return copied;
+  const auto parent = std::filesystem::path(path).parent_path();
+  return fsync_path(parent.empty() ? "." : parent.string(), O_RDONLY | O_DIRECTORY);
+}
 
 Result<Connection> open_database(const DatabaseOptions& options) {
   const bool in_memory = options.path == ":memory:" || options.path.empty();

@@ -20,4 +20,9 @@ struct DatabaseOptions {
 // before changing anything, then switches to WAL and migrates.
 Result<Connection> open_database(const DatabaseOptions& options);
 
+// Writes the whole database `from` sees (its WAL included) into a new file at `path`, which must not
+// exist: created 0600 (its directory 0700 when missing), fsync'ed, and only then linked at `path`, so a
+// reader finds the whole copy or none. How DbWorker puts back a database file removed while it was open.
+Result<void> copy_database_to_new_file(Connection& from, const std::string& path);
+
 }  // namespace agentd::storage

@@ -3,12 +3,16 @@
 #include <algorithm>
 #include <cassert>
 #include <exception>
+#include <filesystem>
 #include <optional>
 #include <utility>
 
 #include <fmt/format.h>
+#include <sqlite3.h>
 
+#include "core/support/clock.h"
 #include "core/support/log.h"
+#include "storage/database.h"
 
 namespace agentd::storage {
 
@@ -30,7 +34,10 @@ Result<void> guarded(F&& f, std::string_view what) {
 }  // namespace
 
 DbWorker::DbWorker(std::unique_ptr<Connection> connection, Options options)
-    : db_(std::move(connection)), options_(options), thread_([this] { run(); }) {
+    : db_(std::move(connection)),
+      path_(db_ ? db_->path() : std::string()),
+      options_(options),
+      thread_([this] { run(); }) {
   assert(db_ != nullptr);
   assert(options_.max_batch > 0);
   // Kept apart from thread_, which join() clears while other threads may still call flush().
@@ -48,14 +55,14 @@ void DbWorker::stop() {
   work_ready_.notify_one();
 }
 
-void DbWorker::write(WriteJob job, Done done, Durability durability) {
+void DbWorker::write(WriteJob job, Done done, Durability durability, bool lazy) {
   {
     std::lock_guard lock(mutex_);
     if (!stopping_) {
       // A `process` write nobody waits for does not wake the worker: it rides along with the next write
       // that is waited for (or a read, flush or stop), which saves a thread wake-up and usually a commit
       // per job. Its durability promise holds from that commit on.
-      const bool wake = done || durability == Durability::disk;
+      const bool wake = durability == Durability::disk || (done && !lazy);
       queue_.push_back(Item{next_ticket_++, false, durability, std::move(job), std::move(done), {}});
       if (wake) work_ready_.notify_one();
       return;
@@ -89,6 +96,11 @@ DbWorker::Stats DbWorker::stats() const {
   return stats_;
 }
 
+DbWorker::Health DbWorker::health() const {
+  std::lock_guard lock(mutex_);
+  return health_;
+}
+
 void DbWorker::run() {
   std::unique_lock lock(mutex_);
   while (true) {
@@ -106,10 +118,11 @@ void DbWorker::run() {
 
     lock.unlock();
     Stats delta;
+    Health batch_health;
     if (is_read) {
       run_read(batch.front(), delta);
     } else {
-      run_writes(batch, delta);
+      run_writes(batch, delta, batch_health);
     }
     // The jobs and callbacks go before the batch counts as done: they may hold executors, and a
     // caller that flush()es and then destroys its io_context must find none left here.
@@ -124,6 +137,14 @@ void DbWorker::run() {
     stats_.failed_writes += delta.failed_writes;
     stats_.reads += delta.reads;
     stats_.largest_batch = std::max(stats_.largest_batch, delta.largest_batch);
+    if (!is_read) {
+      health_.failing = batch_health.failing;
+      health_.failed_writes += batch_health.failed_writes;
+      if (batch_health.last_error) {
+        health_.last_error = std::move(batch_health.last_error);
+        health_.last_error_at_ms = batch_health.last_error_at_ms;
+      }
+    }
     progressed_.notify_all();
   }
 }
@@ -175,7 +196,53 @@ Result<void> DbWorker::set_synchronous(bool full) {
   return support::ok();
 }
 
-void DbWorker::run_writes(std::vector<Item>& batch, Stats& stats) {
+// A user's `rm`, a cleanup script: the file is gone, but SQLite goes on writing into the unlinked inode,
+// and everything from then on would vanish with this process. SQLITE_FCNTL_HAS_MOVED (one stat of the
+// path) notices; the database is copied back to its path, and the worker goes on there.
+Result<void> DbWorker::keep_file_in_place() {
+  if (reopen_) {
+    auto reopened = open_database(DatabaseOptions{path_});
+    if (!reopened) return std::move(reopened).error().context("reopening the restored database");
+    db_ = std::make_unique<Connection>(std::move(*reopened));
+    synchronous_full_.reset();
+    reopen_ = false;
+    support::log::info("the database is open again at {}", path_);
+    return support::ok();
+  }
+  int moved = 0;
+  if (sqlite3_file_control(db_->handle(), "main", SQLITE_FCNTL_HAS_MOVED, &moved) != SQLITE_OK || moved == 0) {
+    return support::ok();
+  }
+  std::error_code ec;
+  if (std::filesystem::symlink_status(path_, ec).type() != std::filesystem::file_type::not_found) {
+    return Error(Errc::storage,
+                 fmt::format("the database file {} was replaced while agentd had it open; agentd does not write "
+                             "over the new file, so nothing is stored until it restarts",
+                             path_));
+  }
+  support::log::error("the database file {} was removed while agentd had it open; writing it back", path_);
+  if (auto copied = copy_database_to_new_file(*db_, path_); !copied) {
+    return std::move(copied).error().context(
+        fmt::format("the database file {} was removed, and putting it back", path_));
+  }
+  // The old connection goes first: closing it removes its -wal and -shm files, which are named after
+  // the path the restored file now has.
+  db_.reset();
+  auto reopened = open_database(DatabaseOptions{path_});
+  if (!reopened) {
+    // A stand-in so reads fail instead of waiting forever; writes stay refused until a reopen works.
+    auto stand_in = Connection::open(":memory:");
+    db_ = std::make_unique<Connection>(std::move(*stand_in));
+    reopen_ = true;
+    return std::move(reopened).error().context("reopening the restored database");
+  }
+  db_ = std::make_unique<Connection>(std::move(*reopened));
+  synchronous_full_.reset();
+  support::log::info("the database is back at {}, with everything it held", path_);
+  return support::ok();
+}
+
+void DbWorker::run_writes(std::vector<Item>& batch, Stats& stats, Health& health) {
   std::vector<Result<void>> results(batch.size());
   std::optional<Transaction> tx;
   std::size_t tx_first = 0;  // the first job of the open transaction
@@ -183,7 +250,10 @@ void DbWorker::run_writes(std::vector<Item>& batch, Stats& stats) {
   const bool sync =
       std::any_of(batch.begin(), batch.end(), [](const Item& item) { return item.durability == Durability::disk; });
   bool runnable = true;
-  if (auto r = set_synchronous(sync); !r) {
+  if (auto r = keep_file_in_place(); !r) {
+    for (auto& result : results) result = r.error();
+    runnable = false;
+  } else if (auto r = set_synchronous(sync); !r) {
     // Not knowing whether COMMIT will fsync, no job may hear "ok" for a promise that might not hold.
     for (auto& result : results) result = Error(r.error()).context("setting the commit's durability");
     runnable = false;
@@ -230,7 +300,15 @@ void DbWorker::run_writes(std::vector<Item>& batch, Stats& stats) {
   stats.writes += batch.size();
   stats.largest_batch = std::max(stats.largest_batch, batch.size());
   for (std::size_t i = 0; i < batch.size(); ++i) {
-    if (!results[i]) ++stats.failed_writes;
+    if (!results[i]) {
+      ++stats.failed_writes;
+      ++health.failed_writes;
+      health.failing = true;
+      health.last_error = results[i].error();
+      health.last_error_at_ms = support::unix_millis_now();
+      // Nobody hears about a write without `done`: its loss is at least logged, with the cause.
+      if (!batch[i].done) support::log::error("a database write was lost: {}", results[i].error().message());
+    }
     if (!batch[i].done) continue;
     auto r = guarded(
         [&]() -> Result<void> {

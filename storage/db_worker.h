@@ -42,6 +42,14 @@ class DbWorker {
     std::size_t max_batch = 512;
   };
 
+  // Whether writes are landing, for a status a client can read (_agentd/status, initialize's _meta).
+  struct Health {
+    bool failing = false;               // the last batch had a write fail, and none has committed since
+    std::uint64_t failed_writes = 0;    // write jobs that failed, ever
+    std::optional<Error> last_error;    // the latest failure's cause
+    std::int64_t last_error_at_ms = 0;  // Unix ms of it
+  };
+
   struct Stats {
     std::uint64_t transactions = 0;   // batch transactions committed
     std::uint64_t synced = 0;         // of those, committed with an fsync (a `disk` write was in them)
@@ -68,8 +76,9 @@ class DbWorker {
   // COMMIT or ROLLBACK themselves. After stop() the job is dropped and `done` gets Errc::unavailable
   // at once, on the calling thread. A batch holding any `disk` write commits with an fsync. A `process`
   // write without `done` is lazy: it does not wake the worker, and runs with the next write that has a
-  // `done` or is `disk`, or the next read, flush() or stop().
-  void write(WriteJob job, Done done = {}, Durability durability = Durability::disk);
+  // `done` or is `disk`, or the next read, flush() or stop(); with `lazy`, a `process` write with a
+  // `done` is lazy too (its `done` then runs after that later commit).
+  void write(WriteJob job, Done done = {}, Durability durability = Durability::disk, bool lazy = false);
   // Queues a read: it runs in FIFO order after every write queued before it has committed
   // (read-your-writes), outside any transaction; an exception it throws is logged. Returns false, and
   // drops the job, after stop().
@@ -83,6 +92,9 @@ class DbWorker {
   void stop();
 
   Stats stats() const;
+  Health health() const;
+  // The file the database lives in (":memory:" or empty for none); fixed for the worker's life.
+  const std::string& path() const noexcept { return path_; }
 
  private:
   struct Item {
@@ -96,13 +108,19 @@ class DbWorker {
 
   void run();
   // Runs one batch of writes and calls their done callbacks; adds what it did to `stats`.
-  void run_writes(std::vector<Item>& batch, Stats& stats);
+  void run_writes(std::vector<Item>& batch, Stats& stats, Health& health);
   void run_read(Item& item, Stats& stats);
   Result<void> run_in_savepoint(const WriteJob& job);
+  // Before each batch of writes: when the database file was removed under us, puts it back (from this
+  // connection, which still sees all of it) and reopens there. An error when it cannot, or when another
+  // file now sits at the path: then no write may run, or it would land only in a file that is gone.
+  Result<void> keep_file_in_place();
   // Sets PRAGMA synchronous for the next commit (FULL when it must reach the disk, else NORMAL).
   Result<void> set_synchronous(bool full);
 
   std::unique_ptr<Connection> db_;
+  std::string path_;     // where db_ was opened; a restored database is reopened there
+  bool reopen_ = false;  // the database was put back but could not be reopened: db_ is a stand-in
   const Options options_;
   std::optional<bool> synchronous_full_;  // what PRAGMA synchronous is set to; worker thread only
 
@@ -114,6 +132,7 @@ class DbWorker {
   std::uint64_t completed_ = 0;  // every item up to this ticket is finished
   bool stopping_ = false;
   Stats stats_;
+  Health health_;
 
   std::thread thread_;  // after everything the thread touches, so it starts once they exist
   std::thread::id worker_id_;

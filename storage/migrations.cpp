@@ -221,6 +221,13 @@ ALTER TABLE permission_audit_v6 RENAME TO permission_audit;
 CREATE INDEX permission_audit_by_session ON permission_audit(session_id, id);
 )sql";
 
+// Version 7: large pre-images live in files next to the database (storage/blob_files.h), so writing one
+// does not hold the database's write lock. Their `blobs` row stays (file_changes refers to it, and it
+// records the size) with empty `data` and `in_file` 1.
+constexpr std::string_view kSchemaBlobFiles = R"sql(
+ALTER TABLE blobs ADD COLUMN in_file INTEGER NOT NULL DEFAULT 0 CHECK (in_file IN (0, 1));
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "sessions and messages", kSchemaV1},
     {2, "turns, events, spans and usage", kSchemaV2},
@@ -228,6 +235,7 @@ constexpr Migration kMigrations[] = {
     {4, "blobs and file checkpoints", kSchemaCheckpoints},
     {5, "remembered facts and compaction records", kSchemaMemory},
     {6, "a permission audit that outlives its session", kSchemaAuditKept},
+    {7, "large checkpoint pre-images in files", kSchemaBlobFiles},
 };
 
 }  // namespace

@@ -2,9 +2,13 @@
 // and write() from several threads. Waits are on events with bounded timeouts, never sleeps.
 #include "storage/db_worker.h"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -13,6 +17,7 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "storage/database.h"
 #include "storage/session_store.h"
@@ -226,6 +231,100 @@ TEST_F(DbWorkerTest, ACommitFailureReachesEveryJobOfTheBatch) {
   worker_->flush();
   ASSERT_TRUE(after && *after);
   EXPECT_EQ(rows(), 1);
+}
+
+// health() tells a status page whether writes land: failing while the latest batch had a write fail,
+// with the count and the cause, and back to healthy once a batch commits; the count stays.
+TEST_F(DbWorkerTest, HealthSaysWhetherWritesAreLanding) {
+  // A full database, the way a full disk looks to SQLite: the page cap makes big inserts fail SQLITE_FULL.
+  ASSERT_TRUE(db_->exec("PRAGMA max_page_count = 64"));
+  start();
+  EXPECT_FALSE(worker_->health().failing);
+  const std::string big(64 * 4096, 'x');
+  std::optional<Result<void>> full;
+  worker_->write([&big](Connection& db) { return insert(db, 1, big); },
+                 [&full](Result<void> r) { full = std::move(r); });
+  worker_->write([&big](Connection& db) { return insert(db, 2, big); });  // no done: lost, and logged
+  worker_->flush();
+  ASSERT_TRUE(full.has_value());
+  ASSERT_FALSE(*full);
+  auto health = worker_->health();
+  EXPECT_TRUE(health.failing);
+  EXPECT_EQ(health.failed_writes, 2u);
+  ASSERT_TRUE(health.last_error.has_value());
+  EXPECT_NE(health.last_error->message().find("full"), std::string::npos) << health.last_error->message();
+  EXPECT_GT(health.last_error_at_ms, 0);
+
+  worker_->write([](Connection& db) { return insert(db, 3); });
+  worker_->flush();
+  health = worker_->health();
+  EXPECT_FALSE(health.failing);
+  EXPECT_EQ(health.failed_writes, 2u);
+  EXPECT_TRUE(health.last_error.has_value());  // the last cause stays for the status page
+  EXPECT_EQ(rows(), 1);
+}
+
+// A lazy `process` write with a `done` rides along with the next write that wakes the worker; its
+// `done` runs after that commit, with its own result.
+TEST_F(DbWorkerTest, ALazyWriteCommitsWithTheNextWakingWrite) {
+  start();
+  block_worker();
+  std::optional<Result<void>> lazy;
+  worker_->write([](Connection& db) { return insert(db, 1); }, [&lazy](Result<void> r) { lazy = std::move(r); },
+                 Durability::process, /*lazy=*/true);
+  worker_->write([](Connection& db) { return insert(db, 2); });
+  release_.open();
+  worker_->flush();
+  ASSERT_TRUE(lazy.has_value());
+  EXPECT_TRUE(*lazy);
+  EXPECT_EQ(rows(), 2);
+  EXPECT_EQ(worker_->stats().transactions, 2u);  // the blocker's, then both together
+}
+
+// A database file removed under the running worker (a user's rm) is put back at its path with
+// everything it held, before the next write lands; writes go on there, and survive a restart.
+TEST_F(DbWorkerTest, ADatabaseFileRemovedUnderTheWorkerIsPutBack) {
+  start();
+  for (int i = 1; i <= 50; ++i) worker_->write([i](Connection& db) { return insert(db, i); }, {}, Durability::process);
+  worker_->flush();
+  reader_.reset();
+  ASSERT_EQ(::unlink(path().c_str()), 0);
+
+  std::optional<Result<void>> after;
+  worker_->write([](Connection& db) { return insert(db, 51); }, [&after](Result<void> r) { after = std::move(r); });
+  worker_->flush();
+  ASSERT_TRUE(after.has_value());
+  EXPECT_TRUE(*after) << after->error().message();
+  EXPECT_FALSE(worker_->health().failing);
+  worker_.reset();  // as at exit
+
+  auto reopened = open_database({path()});
+  ASSERT_TRUE(reopened) << reopened.error().message();
+  EXPECT_EQ(*reopened->query_int("SELECT count(*) FROM t"), 51);
+  struct stat st {};
+  ASSERT_EQ(::stat(path().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600);
+}
+
+// When another file now sits at the path, agentd does not write over it, and does not pretend to
+// store anything either: writes fail with the reason, and the new file is left as it was.
+TEST_F(DbWorkerTest, ADatabaseFileReplacedUnderTheWorkerIsLeftAloneAndWritesFail) {
+  start();
+  worker_->write([](Connection& db) { return insert(db, 1); });
+  worker_->flush();
+  reader_.reset();
+  ASSERT_EQ(::unlink(path().c_str()), 0);
+  { std::ofstream(path()) << "someone else's file"; }
+
+  std::optional<Result<void>> after;
+  worker_->write([](Connection& db) { return insert(db, 2); }, [&after](Result<void> r) { after = std::move(r); });
+  worker_->flush();
+  ASSERT_TRUE(after.has_value());
+  ASSERT_FALSE(*after);
+  EXPECT_NE(after->error().message().find("was replaced"), std::string::npos) << after->error().message();
+  EXPECT_TRUE(worker_->health().failing);
+  std::ifstream in(path());
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "someone else's file");
 }
 
 TEST_F(DbWorkerTest, AJobThatEndsTheTransactionDoesNotLeaveItsBatchClaimingSuccess) {
