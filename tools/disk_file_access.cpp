@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include "core/support/run_off_loop.h"
 #include "tools/safe_open.h"
 
 namespace agentd::tools {
@@ -53,10 +54,23 @@ support::Result<std::string> read_disk_file(const std::filesystem::path& path, s
   bytes.resize(static_cast<std::size_t>(st.st_size));
   std::size_t filled = 0;
   for (;;) {
-    // The file may grow while we read: keep going to EOF, within the cap.
+    // The file may grow while we read: keep going to EOF, within the cap. A full buffer is probed with a
+    // small read first, so the usual case (the size stat gave) never doubles and zeroes the buffer.
     if (filled == bytes.size()) {
-      if (bytes.size() > max_bytes) return limit_error(bytes.size());
-      bytes.resize(std::max<std::size_t>(bytes.size() * 2, 4096));
+      char probe[4096];
+      const ssize_t more = ::read(fd.get(), probe, sizeof probe);
+      if (more < 0) {
+        if (errno == EINTR) continue;
+        return errno_error(errno, "cannot read", path);
+      }
+      if (more == 0) break;
+      if (bytes.size() + static_cast<std::size_t>(more) > max_bytes) {
+        return limit_error(bytes.size() + static_cast<std::size_t>(more));
+      }
+      bytes.append(probe, static_cast<std::size_t>(more));
+      filled = bytes.size();
+      bytes.resize(std::min<std::size_t>(std::max<std::size_t>(bytes.size() * 2, 4096), max_bytes + 1));
+      continue;
     }
     const ssize_t n = ::read(fd.get(), bytes.data() + filled, bytes.size() - filled);
     if (n < 0) {
@@ -74,7 +88,12 @@ support::Result<std::string> read_disk_file(const std::filesystem::path& path, s
 boost::asio::awaitable<support::Result<std::string>> DiskFileAccess::read_text(std::string path,
                                                                                support::CancelToken cancel) {
   if (cancel.cancelled()) co_return Error(Errc::cancelled, "read cancelled");
-  co_return read_disk_file(path, max_bytes_);
+  // A read of many MiB takes milliseconds (more on a cold cache): off the event loop. A small file is
+  // read in place (what stat says may change before the read; the cap holds either way).
+  struct stat st {};
+  const bool large = ::stat(path.c_str(), &st) != 0 || static_cast<std::size_t>(st.st_size) >= support::kOffLoopBytes;
+  auto read = [path = std::move(path), max_bytes = max_bytes_] { return read_disk_file(path, max_bytes); };
+  co_return co_await support::run_off_loop(std::move(read), large);
 }
 
 }  // namespace agentd::tools

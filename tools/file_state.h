@@ -21,6 +21,8 @@ struct FileSnapshot {
 
 // Builds a snapshot of `bytes`, taking the mtime from `path` on disk when it can be read.
 FileSnapshot snapshot_of(std::string_view bytes, const std::filesystem::path& path);
+// The same for bytes whose hash is already known (hashed off the event loop).
+FileSnapshot snapshot_of_hashed(std::string sha256, std::uint64_t size, const std::filesystem::path& path);
 
 enum class Freshness {
   fresh,       // the bytes match what the session last saw
@@ -37,6 +39,8 @@ class FileState {
   void forget(const std::filesystem::path& path);
   // Compares `current` (the bytes there now) with the last snapshot of `path`.
   Freshness check(const std::filesystem::path& path, std::string_view current) const;
+  // The same for bytes of `size` whose sha256 (lowercase hex) is known.
+  Freshness check_hashed(const std::filesystem::path& path, std::uint64_t size, std::string_view sha256) const;
   std::size_t size() const;
 
  private:

@@ -8,13 +8,16 @@
 #include <cstring>
 #include <functional>
 #include <mutex>
+#include <utility>
 
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include "core/support/run_off_loop.h"
 #include "tools/atomic_write.h"
 #include "tools/disk_file_access.h"
 #include "tools/sha256.h"
+#include "tools/tool.h"
 
 namespace agentd::tools {
 namespace {
@@ -100,12 +103,55 @@ CommitResult apply_locked(const FileCommit& commit) {
   return result;
 }
 
+// The check, the write and the read-back through the editor. The buffer is the truth, so `before` is
+// compared with it, and what the editor holds afterwards (its format-on-save included) is what is checked.
+boost::asio::awaitable<CommitResult> commit_through_editor(const FileCommit& commit,
+                                                           const support::CancelToken& cancel) {
+  CommitResult result;
+  const std::string path = commit.path.string();
+  auto now = co_await commit.editor->read_text(path, cancel);
+  if (!now) {
+    result.status = CommitStatus::failed;
+    result.message = fmt::format("the editor could not read it: {}", now.error().message());
+    co_return result;
+  }
+  if (*now != commit.before) {
+    result.status = CommitStatus::conflict;
+    result.message = fmt::format("{} changed in the editor before the write could happen (expected {}, found {})", path,
+                                 describe(commit.before), describe(*now));
+    co_return result;
+  }
+  if (cancel.cancelled()) {
+    result.status = CommitStatus::failed;
+    result.message = "cancelled before the write";
+    co_return result;
+  }
+  std::string text = commit.after.value_or(std::string());
+  auto written = co_await commit.editor->write_text(path, std::move(text), cancel);
+  if (!written) {
+    result.status = CommitStatus::failed;
+    result.message = fmt::format("the editor did not write it: {}", written.error().message());
+    co_return result;
+  }
+  auto read_back = co_await commit.editor->read_text(path, cancel);
+  if (read_back) {
+    const ReadBackCheck check = check_read_back(*read_back, commit.after.value_or(std::string()), commit.expected_text);
+    result.read_back = check.read_back;
+    result.text_found = check.text_found;
+  } else {
+    result.message = fmt::format("the editor could not read it back: {}", read_back.error().message());
+  }
+  co_return result;
+}
+
 }  // namespace
 
 ReadBackCheck check_read_back(std::string_view on_disk, std::string_view written, std::string_view expected_text) {
   ReadBackCheck check;
   check.read_back = on_disk == written;
-  check.text_found = expected_text.empty() ? check.read_back : on_disk.find(expected_text) != std::string_view::npos;
+  // An empty expected_text stands for the whole of what was written.
+  const std::string_view expected = expected_text.empty() ? written : expected_text;
+  check.text_found = check.read_back || on_disk.find(expected) != std::string_view::npos;
   return check;
 }
 
@@ -114,11 +160,20 @@ boost::asio::awaitable<support::Result<CommitResult>> commit_file(FileCommit com
   if (cancel.cancelled()) co_return Error(Errc::cancelled, "the file change was cancelled before it started");
   std::optional<std::int64_t> id;
   if (journal != nullptr) {
-    FileChange change;
-    change.path = commit.path.string();
-    change.before = commit.before;
-    change.mode = commit.before_mode;
-    if (commit.after) change.after_hash = sha256_hex(*commit.after);
+    // The journal's copy of the pre-image and the new bytes' hash: tens of MiB to copy and hash, and tens
+    // of ms, so not on the loop every session's stream shares (which reads nothing of `commit` meanwhile).
+    auto prepare = [path = commit.path.string(), before = &commit.before, after = &commit.after,
+                    mode = commit.before_mode] {
+      FileChange change;
+      change.path = path;
+      change.before = *before;
+      change.mode = mode;
+      if (*after) change.after_hash = sha256_hex(**after);
+      return change;
+    };
+    const bool large = (commit.before ? commit.before->size() : 0) + (commit.after ? commit.after->size() : 0) >=
+                       support::kOffLoopBytes;
+    FileChange change = co_await support::run_off_loop(std::move(prepare), large);
     auto recorded = co_await journal->record(std::move(change));
     if (!recorded) co_return std::move(recorded).error();
     id = *recorded;
@@ -127,7 +182,13 @@ boost::asio::awaitable<support::Result<CommitResult>> commit_file(FileCommit com
     if (id) journal->abandon(*id);
     co_return Error(Errc::cancelled, "the file change was cancelled before the write");
   }
-  CommitResult result = apply_locked(commit);
+  CommitResult result;
+  if (commit.editor != nullptr) {
+    result = co_await commit_through_editor(commit, cancel);
+  } else {
+    auto apply = [commit = std::move(commit)] { return apply_locked(commit); };
+    result = co_await support::run_off_loop(std::move(apply));
+  }
   result.journal_id = id;
   if (result.status != CommitStatus::committed && id) journal->abandon(*id);
   co_return result;

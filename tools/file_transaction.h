@@ -17,6 +17,8 @@
 
 namespace agentd::tools {
 
+class FileAccess;  // tools/tool.h
+
 // One change to one file, as the journal records it before the change happens.
 struct FileChange {
   std::string path;                       // absolute
@@ -46,6 +48,9 @@ struct FileCommit {
   // The text the change is about (edit_file: the replacement as written into the file; write_file: the
   // content), looked for in what is read back. Empty: the whole of `after`.
   std::string expected_text;
+  // Set when `before` is the editor's buffer (FileAccess::writes_buffers): the check, the write and the
+  // read-back then go through it, and the editor saves the file. A change of an existing file only.
+  FileAccess* editor = nullptr;
 };
 
 enum class CommitStatus {
@@ -76,8 +81,9 @@ ReadBackCheck check_read_back(std::string_view on_disk, std::string_view written
 // writes `after` with write_file_atomically (or removes the file), and reads it back. The check is what
 // makes two racing edits safe: the second finds the first one's bytes and reports a conflict instead of
 // overwriting them. A commit that does not happen is abandoned in the journal. Errc::cancelled when
-// cancelled before the write; a journal error is returned as is (nothing written). Blocking file I/O
-// between the journal's await and the end.
+// cancelled before the write; a journal error is returned as is (nothing written). The disk's work runs
+// off the event loop. Through the editor (FileCommit::editor) the check, the write and the read-back are
+// its requests, and the editor orders them against the user's typing.
 boost::asio::awaitable<support::Result<CommitResult>> commit_file(FileCommit commit, ChangeJournal* journal,
                                                                   support::CancelToken cancel);
 

@@ -12,15 +12,9 @@
 #include <thread>
 #include <vector>
 
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/associated_executor.hpp>
-#include <boost/asio/async_result.hpp>
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/use_awaitable.hpp>
-
 #include "core/support/cancel.h"
 #include "core/support/result.h"
+#include "core/support/run_off_loop.h"
 #include "tools/walk.h"
 
 namespace agentd::tools {
@@ -118,28 +112,6 @@ support::Result<SearchReport> search_tree(const Matcher& matcher, const std::str
                                           const std::function<bool(std::string_view)>& include,
                                           const SearchOptions& options, const support::CancelToken& cancel);
 
-// Runs `work` (a blocking search) on a thread of its own and completes on the awaiting coroutine's
-// executor, so the event loop never waits on the disk. Not a coroutine itself: `work` is moved straight
-// into the operation (GCC 12 mishandles class temporaries passed to coroutines). The executor is kept
-// busy (a work guard) until the result is posted back, so the loop cannot finish under the thread.
-template <class Work>
-auto run_off_loop(Work work) {
-  using Value = decltype(work());
-  return boost::asio::async_initiate<const boost::asio::use_awaitable_t<>, void(Value)>(
-      [](auto handler, Work w) {
-        auto executor = boost::asio::get_associated_executor(handler);
-        auto guard = boost::asio::make_work_guard(executor);
-        // Detached: the thread owns everything it touches, and the guard keeps the loop alive for it.
-        std::thread([handler = std::move(handler), w = std::move(w), guard = std::move(guard)]() mutable {
-          auto result = w();
-          auto target = guard.get_executor();
-          boost::asio::post(target, [handler = std::move(handler), result = std::move(result)]() mutable {
-            handler(std::move(result));
-          });
-          guard.reset();
-        }).detach();
-      },
-      boost::asio::use_awaitable, std::move(work));
-}
+using support::run_off_loop;
 
 }  // namespace agentd::tools

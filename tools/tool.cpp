@@ -83,7 +83,89 @@ std::vector<std::string> Tool::locations(const support::Json& /*input*/, const T
   return {};
 }
 
-std::vector<ToolDiff> Tool::preview(const support::Json& /*input*/, const ToolContext& /*context*/) const { return {}; }
+namespace {
+
+constexpr std::size_t kDiffContextLines = 3;
+
+// The offset of the start of the line holding `at`, moved back `lines` more lines.
+std::size_t line_start_before(std::string_view text, std::size_t at, std::size_t lines) {
+  std::size_t start = at;
+  while (start > 0 && text[start - 1] != '\n') --start;
+  for (std::size_t i = 0; i < lines && start > 0; ++i) {
+    --start;
+    while (start > 0 && text[start - 1] != '\n') --start;
+  }
+  return start;
+}
+
+// The offset just past the end of the line holding `at` (or `at` itself at a line start), moved on
+// `lines` more lines.
+std::size_t line_end_after(std::string_view text, std::size_t at, std::size_t lines) {
+  std::size_t end = at;
+  if (end > 0 && text[end - 1] != '\n') {
+    const std::size_t nl = text.find('\n', end);
+    end = nl == std::string_view::npos ? text.size() : nl + 1;
+  }
+  for (std::size_t i = 0; i < lines && end < text.size(); ++i) {
+    const std::size_t nl = text.find('\n', end);
+    end = nl == std::string_view::npos ? text.size() : nl + 1;
+  }
+  return end;
+}
+
+// The first `bytes` of `text` or less, ending at a line end when there is one.
+std::string_view head_lines(std::string_view text, std::size_t bytes) {
+  if (text.size() <= bytes) return text;
+  const std::size_t nl = text.rfind('\n', bytes - 1);
+  return text.substr(0, nl == std::string_view::npos ? bytes : nl + 1);
+}
+
+}  // namespace
+
+ToolDiff client_diff(std::string path, std::optional<std::string_view> old_text, std::string_view new_text) {
+  ToolDiff diff;
+  diff.path = std::move(path);
+  const std::string_view old_view = old_text.value_or(std::string_view());
+  if (old_view.size() + new_text.size() <= kWholeDiffBytes) {
+    if (old_text) diff.old_text = std::string(*old_text);
+    diff.new_text = std::string(new_text);
+    return diff;
+  }
+  // The common head and tail of the two texts, each a whole number of lines, are left out.
+  const std::size_t shorter = std::min(old_view.size(), new_text.size());
+  std::size_t head = 0;
+  while (head < shorter && old_view[head] == new_text[head]) ++head;
+  std::size_t tail = 0;
+  while (tail < shorter - head && old_view[old_view.size() - 1 - tail] == new_text[new_text.size() - 1 - tail]) ++tail;
+  const std::size_t start = std::min(line_start_before(old_view, head, kDiffContextLines),
+                                     line_start_before(new_text, head, kDiffContextLines));
+  // The tail kept is the same bytes in both texts, so it ends both excerpts at the same line.
+  std::size_t old_end = line_end_after(old_view, old_view.size() - tail, kDiffContextLines);
+  const std::size_t tail_kept = old_view.size() - old_end;
+  const std::size_t new_end = new_text.size() - tail_kept;
+  old_end = std::max(old_end, start);
+  std::string_view old_part = old_view.substr(start, old_end - start);
+  std::string_view new_part = new_text.substr(start, std::max(new_end, start) - start);
+  if (old_part.size() + new_part.size() > kWholeDiffBytes) {
+    old_part = head_lines(old_part, kWholeDiffBytes / 2);
+    new_part = head_lines(new_part, kWholeDiffBytes / 2);
+    diff.cut = true;
+  }
+  diff.first_line = 1 + static_cast<std::size_t>(std::count(old_view.begin(), old_view.begin() + start, '\n'));
+  if (old_text) diff.old_text = std::string(old_part);
+  diff.new_text = std::string(new_part);
+  return diff;
+}
+
+boost::asio::awaitable<std::vector<ToolDiff>> Tool::preview(const support::Json& /*input*/,
+                                                            const ToolContext& /*context*/) const {
+  co_return std::vector<ToolDiff>{};
+}
+
+boost::asio::awaitable<support::Result<void>> FileAccess::write_text(std::string path, std::string /*text*/,
+                                                                     support::CancelToken /*cancel*/) {
+  co_return support::make_error(support::Errc::unsupported, "{} cannot be written through the editor here", path);
+}
 
 support::Result<void> ToolRegistry::add(std::shared_ptr<Tool> tool) {
   if (tool == nullptr) return support::Error(support::Errc::invalid_argument, "cannot register a null tool");

@@ -82,12 +82,22 @@ struct ToolSpec {
   Risk base_risk = Risk::read;
 };
 
-// A piece of a result for the client: text, or a diff of one file.
+// A piece of a result for the client: text, or a diff of one file. Whole texts, or for a large file an
+// excerpt: the changed lines with a few lines around them, `first_line` saying where it starts.
 struct ToolDiff {
   std::string path;                     // absolute
   std::optional<std::string> old_text;  // absent: the file was created
   std::string new_text;
+  std::size_t first_line = 0;  // 0: the texts are the whole file; else the excerpt's first line (1-based)
+  bool cut = false;            // the excerpt stops before the change does (it was longer than the cap)
 };
+
+// The diff of one file for a client. Up to kWholeDiffBytes of old and new text together it is the whole
+// file, as ACP's diff content means it; past that, an excerpt of the changed lines (with three lines of
+// context each side, capped at kWholeDiffBytes): a one-line edit of a 16 MiB file sends a few lines, not
+// twice the file through the pipe and into the event log. O(size) scans; run it off the event loop.
+inline constexpr std::size_t kWholeDiffBytes = 1u << 20;
+ToolDiff client_diff(std::string path, std::optional<std::string_view> old_text, std::string_view new_text);
 
 // Every call ends in one of these. `ok:false` is a failure the model can recover from (a bad argument,
 // a stale file, no match): `summary` says what happened and how to proceed. Only cancellation and
@@ -114,9 +124,18 @@ struct ToolResult {
 class FileAccess {
  public:
   virtual ~FileAccess() = default;
-  // Whole text of an absolute path.
+  // Whole text of an absolute path, as the model should see it.
   virtual boost::asio::awaitable<support::Result<std::string>> read_text(std::string path,
                                                                          support::CancelToken cancel) = 0;
+  // True when read_text reads an editor's buffers (which may hold changes not saved to disk).
+  virtual bool reads_buffers() const { return false; }
+  // True when changes to existing files go through the editor (write_text): an edit then applies to the
+  // buffer's text and lands in the buffer, so the editor's undo and format-on-save keep working. Such a
+  // FileAccess reads buffers too.
+  virtual bool writes_buffers() const { return false; }
+  // Replaces the whole text of `path` through the editor. Errc::unsupported unless writes_buffers().
+  virtual boost::asio::awaitable<support::Result<void>> write_text(std::string path, std::string text,
+                                                                   support::CancelToken cancel);
 };
 
 class FileState;      // tools/file_state.h
@@ -167,8 +186,10 @@ class Tool {
   // Absolute paths the call will touch, for the client's `locations` before it runs. Default: none.
   virtual std::vector<std::string> locations(const support::Json& input, const ToolContext& context) const;
   // What the call would change, for the permission prompt, so the user judges the change itself and not
-  // its description. Changes nothing; may read the disk. Default: nothing to show.
-  virtual std::vector<ToolDiff> preview(const support::Json& input, const ToolContext& context) const;
+  // its description. Changes nothing; may read the files (through ToolContext::files, off the event
+  // loop). Default: nothing to show.
+  virtual boost::asio::awaitable<std::vector<ToolDiff>> preview(const support::Json& input,
+                                                                const ToolContext& context) const;
   // What the call will do, in plain text for the permission prompt when a diff cannot show it: the exact
   // command line and the directory it runs in, for tools that execute. Must not touch the disk. Default: "".
   virtual std::string describe(const support::Json& input, const ToolContext& context) const;

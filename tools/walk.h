@@ -1,6 +1,6 @@
 // The one directory traversal behind list_dir, glob and grep: depth-first in byte order, honouring
 // .gitignore files the way git does, never entering .git, never following symlinks, and skipping
-// deny-listed paths. Synchronous and blocking: callers run it off the event loop (tools/run_blocking.h).
+// deny-listed paths. Synchronous and blocking: callers run it off the event loop (core/support/run_off_loop.h).
 #pragma once
 
 #include <cstddef>

@@ -1,15 +1,20 @@
 #include "tools/builtin/common.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <limits>
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
+#include "core/support/run_off_loop.h"
+#include "tools/disk_file_access.h"
+#include "tools/file_state.h"
 #include "tools/json_schema.h"
+#include "tools/sha256.h"
 
 namespace agentd::tools::builtin {
 
@@ -107,26 +112,111 @@ RiskAssessment SingleFileTool::assess(const support::Json& input, const ToolCont
   return risk;
 }
 
-support::Result<std::optional<std::string>> SingleFileTool::preview_current(const support::Json& input,
-                                                                            const ToolContext& context,
-                                                                            std::string& absolute) const {
-  constexpr std::uintmax_t kMaxPreviewBytes = std::uintmax_t{4} << 20;
+boost::asio::awaitable<support::Result<std::optional<std::string>>> SingleFileTool::preview_current(
+    const support::Json& input, const ToolContext& context, std::string& absolute) const {
+  constexpr std::size_t kMaxPreviewBytes = std::size_t{4} << 20;
   auto resolved = PathGuard(context).resolve(string_field(input, "path"), access_);
-  if (!resolved) return std::move(resolved).error();
+  if (!resolved) co_return std::move(resolved).error();
   absolute = resolved->absolute.string();
-  std::error_code ec;
-  const auto status = std::filesystem::symlink_status(resolved->absolute, ec);
-  if (ec || status.type() == std::filesystem::file_type::not_found) return std::optional<std::string>();
-  if (status.type() != std::filesystem::file_type::regular) {
-    return support::make_error(support::Errc::invalid_argument, "{} is not a regular file", absolute);
+  std::string what = "not previewed";
+  auto current = co_await read_current(resolved->absolute, resolved->display, context, std::move(what));
+  if (auto* refused = std::get_if<ToolResult>(&current)) {
+    co_return support::make_error(support::Errc::invalid_argument, "{}", refused->content);
   }
-  if (std::filesystem::file_size(resolved->absolute, ec) > kMaxPreviewBytes || ec) {
-    return support::make_error(support::Errc::invalid_argument, "{} is too large to preview", absolute);
+  auto& text = std::get<CurrentText>(current);
+  if (!text.exists) co_return std::optional<std::string>();
+  if (text.text.size() > kMaxPreviewBytes) {
+    co_return support::make_error(support::Errc::invalid_argument, "{} is too large to preview", absolute);
   }
-  std::ifstream in(resolved->absolute, std::ios::binary);
-  if (!in) return support::make_error(support::Errc::io, "cannot read {}", absolute);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return std::optional<std::string>(std::move(text));
+  co_return std::optional<std::string>(std::move(text.text));
+}
+
+namespace {
+
+// What is on disk at `path` (blocking): the CurrentText, or the failure's message.
+std::variant<CurrentText, std::string> read_disk_current(const std::filesystem::path& path, const std::string& shown,
+                                                         const std::string& what, bool read_bytes) {
+  CurrentText current;
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    const int err = errno;
+    if (err == ENOENT) return current;
+    if (err == ENOTDIR) {
+      current.parent_is_file = true;
+      return current;
+    }
+    return fmt::format("Cannot inspect {}: {}", shown, std::strerror(err));
+  }
+  if (S_ISDIR(st.st_mode)) return fmt::format("{} is a directory; {}", shown, what);
+  if (!S_ISREG(st.st_mode)) return fmt::format("{} is not a regular file (a device, socket or pipe)", shown);
+  current.exists = true;
+  current.mode = st.st_mode & 07777;
+  if (!read_bytes) return current;
+  auto bytes = read_disk_file(path);
+  if (!bytes)
+    return fmt::format("Cannot read the current {} to check it before changing it: {}", shown, bytes.error().message());
+  current.text = std::move(bytes).value();
+  current.sha256 = sha256_hex(current.text);
+  return current;
+}
+
+}  // namespace
+
+boost::asio::awaitable<std::variant<CurrentText, ToolResult>> read_current(std::filesystem::path path,
+                                                                           std::string shown,
+                                                                           const ToolContext& context,
+                                                                           std::string what) {
+  const bool from_buffer = context.files != nullptr && context.files->writes_buffers();
+  // The disk says whether the file exists and what it is even when its text comes from the editor.
+  auto inspect = [path, shown, what, read_bytes = !from_buffer] {
+    return read_disk_current(path, shown, what, read_bytes);
+  };
+  struct stat st {};
+  const bool large = ::stat(path.c_str(), &st) != 0 || static_cast<std::size_t>(st.st_size) >= support::kOffLoopBytes;
+  auto on_disk = co_await support::run_off_loop(std::move(inspect), large);
+  if (auto* failed = std::get_if<std::string>(&on_disk)) co_return ToolResult::failure(std::move(*failed));
+  CurrentText current = std::move(std::get<CurrentText>(on_disk));
+  if (!from_buffer || !current.exists) co_return current;
+  std::string buffer_path = path.string();
+  auto buffer = co_await context.files->read_text(std::move(buffer_path), context.cancel);
+  if (!buffer) {
+    co_return ToolResult::failure(fmt::format("Cannot read {} from the editor: {}", shown, buffer.error().message()));
+  }
+  current.from_buffer = true;
+  current.text = std::move(buffer).value();
+  const bool large_text = current.text.size() >= support::kOffLoopBytes;
+  auto hash = [current = std::move(current)]() mutable {
+    current.sha256 = sha256_hex(current.text);
+    return current;
+  };
+  co_return co_await support::run_off_loop(std::move(hash), large_text);
+}
+
+boost::asio::awaitable<std::optional<ToolResult>> check_fresh(std::filesystem::path path, std::string shown,
+                                                              const CurrentText& current, const ToolContext& context,
+                                                              std::string never_seen, std::string redo) {
+  switch (context.file_state->check_hashed(path, current.text.size(), current.sha256)) {
+    case Freshness::fresh: co_return std::nullopt;
+    case Freshness::never_seen: co_return ToolResult::failure(std::move(never_seen));
+    case Freshness::stale: break;
+  }
+  const auto seen = context.file_state->find(path);
+  if (!current.from_buffer && context.files != nullptr && context.files->reads_buffers()) {
+    // The model read the editor's buffer; this change would replace the disk's bytes.
+    std::string buffer_path = path.string();
+    auto buffer = co_await context.files->read_text(std::move(buffer_path), context.cancel);
+    if (buffer && context.file_state->check(path, *buffer) == Freshness::fresh) {
+      co_return ToolResult::failure(fmt::format(
+          "{} has changes in the editor that are not saved to disk, and this editor does not let agentd write "
+          "through it (it offers no fs/write_text_file), so changing the file on disk would conflict with them. "
+          "Ask the user to save (or revert) {} in the editor, then read it again with read_file and redo your {}.",
+          shown, shown, redo));
+    }
+  }
+  co_return ToolResult::failure(
+      fmt::format("{} changed since you last read it (then {} bytes, now {}): the user, the editor or a command "
+                  "edited it. Read it again with read_file and redo your {} on the current content.",
+                  shown, seen ? seen->size : 0, current.text.size(), redo));
 }
 
 std::vector<std::string> SingleFileTool::locations(const support::Json& input, const ToolContext& context) const {

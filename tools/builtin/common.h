@@ -3,11 +3,15 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <variant>
 #include <vector>
+
+#include <boost/asio/awaitable.hpp>
 
 #include "core/support/json.h"
 #include "core/support/result.h"
@@ -43,6 +47,35 @@ std::vector<std::string_view> split_lines(std::string_view text);
 std::size_t changed_lines(std::string_view before, std::string_view after);
 using support::utf8_prefix;
 
+// What a change to one file is built on: the file's text now, as the change must see it.
+struct CurrentText {
+  bool exists = false;
+  bool parent_is_file = false;  // !exists because a parent of the path is a file
+  std::uint32_t mode = 0;       // permission bits on disk
+  std::string text;
+  std::string sha256;  // of `text`, hashed off the event loop
+  // Read from the editor's buffer (ToolContext::files writes buffers), unsaved changes included; the
+  // change is then written back through the editor (FileCommit::editor).
+  bool from_buffer = false;
+};
+
+// Reads what a change to `path` (through the PathGuard, shown as `shown`) replaces: from the editor when
+// it writes buffers, else from disk, off the event loop either way. A directory, a device or a file that
+// cannot be read is a failure naming it; `what` ends the directory's ("edit_file edits files").
+boost::asio::awaitable<std::variant<CurrentText, ToolResult>> read_current(std::filesystem::path path,
+                                                                           std::string shown,
+                                                                           const ToolContext& context,
+                                                                           std::string what);
+
+// nullopt when `current` is what this session last read or wrote of `path`; otherwise the refusal:
+// `never_seen` when it never read it, "changed since" (ending "redo your <redo> on the current content")
+// when it did. When the model read the editor's buffer, the edit reads the disk (the editor cannot be
+// written through), and the buffer is still what the model saw, the file has unsaved changes: the
+// refusal says that, since reading it again would not help.
+boost::asio::awaitable<std::optional<ToolResult>> check_fresh(std::filesystem::path path, std::string shown,
+                                                              const CurrentText& current, const ToolContext& context,
+                                                              std::string never_seen, std::string redo);
+
 // A tool whose input names one file in `path` (read_file, edit_file, write_file): the client sees
 // "<verb> <path>" as its title and the resolved path as its location before it runs.
 class SingleFileTool : public Tool {
@@ -54,11 +87,12 @@ class SingleFileTool : public Tool {
   std::vector<std::string> locations(const support::Json& input, const ToolContext& context) const override;
 
  protected:
-  // For preview(): the file's text on disk now, nullopt when it does not exist, or an error when the path
-  // is refused or the file cannot be read (then there is nothing to preview). Files above 4 MiB are not
-  // previewed.
-  support::Result<std::optional<std::string>> preview_current(const support::Json& input, const ToolContext& context,
-                                                              std::string& absolute) const;
+  // For preview(): the file's text now (as read_current reads it), nullopt when it does not exist, or an
+  // error when the path is refused or the file cannot be read (then there is nothing to preview). Files
+  // above 4 MiB are not previewed.
+  boost::asio::awaitable<support::Result<std::optional<std::string>>> preview_current(const support::Json& input,
+                                                                                      const ToolContext& context,
+                                                                                      std::string& absolute) const;
 
   SingleFileTool(ToolSpec spec, std::string verb, PathAccess access)
       : spec_(std::move(spec)), verb_(std::move(verb)), access_(access) {}

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include "core/support/run_off_loop.h"
 #include "tools/builtin/builtin_tools.h"
 #include "tools/builtin/common.h"
 #include "tools/diff.h"
@@ -54,6 +55,29 @@ Json verification(bool read_back, bool expected_text_found) {
   return out;
 }
 
+// The edit the input asks for, owning its strings (an EditRequest only views them).
+struct Request {
+  std::string old_string;
+  std::string new_string;
+  bool replace_all = false;
+  EditRequest view() const { return EditRequest{old_string, new_string, replace_all}; }
+};
+
+Request request_of(const Json& input) {
+  const Json* replace_all = input.find("replace_all");
+  return Request{string_field(input, "old_string"), string_field(input, "new_string"),
+                 replace_all != nullptr && replace_all->is_bool() && replace_all->as_bool()};
+}
+
+// What run() works out off the event loop.
+struct Computed {
+  std::string old_text;
+  EditOutcome edit;
+  UnifiedDiff diff;
+  std::string new_hash;
+  ToolDiff client;
+};
+
 class EditFileTool final : public SingleFileTool {
  public:
   EditFileTool() : SingleFileTool(make_spec(), "Edit", PathAccess::write) {}
@@ -73,20 +97,20 @@ class EditFileTool final : public SingleFileTool {
     return spec;
   }
 
-  // The edit applied to the file as it is on disk now; nothing when it would not apply (run() then says why).
-  std::vector<ToolDiff> preview(const Json& input, const ToolContext& context) const override {
+  // The edit applied to the file as it is now (the editor's buffer when edits go through it); nothing when
+  // it would not apply (run() then says why).
+  boost::asio::awaitable<std::vector<ToolDiff>> preview(const Json& input, const ToolContext& context) const override {
     std::string absolute;
-    auto current = preview_current(input, context, absolute);
-    if (!current || !*current) return {};
-    const std::string old_string = string_field(input, "old_string");
-    const std::string new_string = string_field(input, "new_string");
-    const Json* replace_all_field = input.find("replace_all");
-    const EditRequest request{
-        old_string, new_string,
-        replace_all_field != nullptr && replace_all_field->is_bool() && replace_all_field->as_bool()};
-    EditOutcome edit = apply_edit(**current, request);
-    if (edit.status != EditStatus::applied) return {};
-    return {ToolDiff{absolute, std::move(**current), std::move(edit.text)}};
+    auto current = co_await preview_current(input, context, absolute);
+    if (!current || !*current) co_return std::vector<ToolDiff>{};
+    const bool large = (*current)->size() >= support::kOffLoopBytes;
+    auto diff = [absolute = std::move(absolute), old_text = std::move(*current),
+                 request = request_of(input)]() mutable {
+      EditOutcome edit = apply_edit(*old_text, request.view());
+      if (edit.status != EditStatus::applied) return std::vector<ToolDiff>{};
+      return std::vector<ToolDiff>{client_diff(std::move(absolute), old_text, edit.text)};
+    };
+    co_return co_await support::run_off_loop(std::move(diff), large);
   }
 
   boost::asio::awaitable<support::Result<ToolResult>> run(Json input, ToolContext& context) override {
@@ -104,31 +128,58 @@ class EditFileTool final : public SingleFileTool {
           fmt::format("path \"{}\" ends in '/', so it names a directory; give a file path", given));
     }
 
-    // Blocking file I/O on the caller's thread, as in write_file.
-    std::uint32_t mode = 0;
-    auto before = current_text(path, shown, *context.file_state, mode);
-    if (auto* refused = std::get_if<ToolResult>(&before)) co_return std::move(*refused);
-    const std::string old_text = std::move(std::get<std::string>(before));
+    std::string what = "edit_file edits files";
+    auto loaded = co_await read_current(path, shown, context, std::move(what));
+    if (auto* refused = std::get_if<ToolResult>(&loaded)) co_return std::move(*refused);
+    CurrentText current = std::move(std::get<CurrentText>(loaded));
+    if (!current.exists) {
+      co_return ToolResult::failure(
+          fmt::format("{} does not exist. edit_file changes existing files; create it with write_file.", shown));
+    }
+    std::string never_seen =
+        fmt::format("You have not read {} in this session. Read it with read_file first, then make the edit.", shown);
+    std::string redo = "edit";
+    if (auto refused = co_await check_fresh(path, shown, current, context, std::move(never_seen), std::move(redo))) {
+      co_return std::move(*refused);
+    }
+    if (current.text.substr(0, kBinarySniffBytes).find('\0') != std::string::npos) {
+      co_return ToolResult::failure(fmt::format("{} looks like a binary file; edit_file edits text files", shown));
+    }
 
-    const std::string old_string = string_field(input, "old_string");
-    const std::string new_string = string_field(input, "new_string");
-    const Json* replace_all_field = input.find("replace_all");
-    EditRequest request{old_string, new_string, replace_all_field != nullptr && replace_all_field->as_bool()};
-    EditOutcome edit = apply_edit(old_text, request);
-    if (edit.status != EditStatus::applied) co_return refused_edit(edit, path, shown);
-
+    // Matching, the diff and the hashes take tens of ms on a file of many MiB: off the event loop.
     DiffOptions diff_options;
     diff_options.old_label = shown;
     diff_options.new_label = shown;
-    const UnifiedDiff diff = unified_diff(old_text, edit.text, diff_options);
+    const bool large = current.text.size() >= support::kOffLoopBytes;
+    auto compute = [old_text = std::move(current.text), request = request_of(input), diff_options,
+                    absolute = path.string()]() mutable {
+      Computed c;
+      c.edit = apply_edit(old_text, request.view());
+      if (c.edit.status == EditStatus::applied) {
+        c.diff = unified_diff(old_text, c.edit.text, diff_options);
+        c.new_hash = sha256_hex(c.edit.text);
+        c.client = client_diff(std::move(absolute), old_text, c.edit.text);
+      }
+      c.old_text = std::move(old_text);
+      return c;
+    };
+    Computed computed = co_await support::run_off_loop(std::move(compute), large);
+    EditOutcome& edit = computed.edit;
+    if (edit.status != EditStatus::applied) co_return refused_edit(edit, path, shown);
+    const UnifiedDiff& diff = computed.diff;
+    const std::string& old_hash = current.sha256;
+    const std::string& new_hash = computed.new_hash;
 
+    // Moved, not copied: a copy of many MiB, and freeing it, would be the event loop's work.
+    const std::size_t new_size = edit.text.size();
     FileCommit commit;
     commit.path = path;
-    commit.before = old_text;
-    commit.after = edit.text;
-    commit.mode = mode;
-    commit.before_mode = mode;
+    commit.before = std::move(computed.old_text);
+    commit.after = std::move(edit.text);
+    commit.mode = current.mode;
+    commit.before_mode = current.mode;
     commit.expected_text = edit.replacement;
+    if (current.from_buffer) commit.editor = context.files;
     auto committed = co_await commit_file(std::move(commit), context.journal, context.cancel);
     if (!committed) co_return std::move(committed).error();
     if (committed->status == CommitStatus::conflict) {
@@ -141,19 +192,18 @@ class EditFileTool final : public SingleFileTool {
       co_return ToolResult::failure(fmt::format("Cannot write {}: {}", shown, committed->message));
     }
 
-    const std::string new_hash = sha256_hex(edit.text);
     const std::size_t changed = std::max(diff.stats.added, diff.stats.removed);
     ToolResult result;
     result.locations = {path.string()};
     result.metadata.set("path", path.string());
     result.metadata.set("diff", diff.text);
-    result.metadata.set("oldHash", sha256_hex(old_text));
+    result.metadata.set("oldHash", old_hash);
     result.metadata.set("newHash", new_hash);
     result.metadata.set("changedLines", changed);
     result.metadata.set("replacements", edit.replacements);
     result.metadata.set("firstLine", edit.first_line);
     result.metadata.set("verification", verification(committed->read_back, committed->text_found));
-    result.diffs.push_back(ToolDiff{path.string(), old_text, edit.text});
+    result.diffs.push_back(std::move(computed.client));
 
     if (!committed->read_back) {
       // The write happened, and then the file was not what was written: say which question failed.
@@ -166,7 +216,7 @@ class EditFileTool final : public SingleFileTool {
           committed->text_found ? "; your new text is in it" : ", and your new text is not in it");
       co_return result;
     }
-    context.file_state->record(path, snapshot_of(edit.text, path));
+    context.file_state->record(path, snapshot_of_hashed(new_hash, new_size, path));
 
     const std::string where =
         edit.replacements == 1 ? fmt::format("at line {}", edit.first_line)
@@ -179,45 +229,6 @@ class EditFileTool final : public SingleFileTool {
   }
 
  private:
-  // The file's current text, or the failure that stops the edit (missing, not a file, never read, stale).
-  static std::variant<std::string, ToolResult> current_text(const fs::path& path, const std::string& shown,
-                                                            const FileState& file_state, std::uint32_t& mode) {
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) != 0) {
-      const int err = errno;
-      if (err == ENOENT || err == ENOTDIR) {
-        return ToolResult::failure(
-            fmt::format("{} does not exist. edit_file changes existing files; create it with write_file.", shown));
-      }
-      return ToolResult::failure(fmt::format("Cannot inspect {}: {}", shown, std::strerror(err)));
-    }
-    if (S_ISDIR(st.st_mode)) return ToolResult::failure(fmt::format("{} is a directory; edit_file edits files", shown));
-    if (!S_ISREG(st.st_mode)) {
-      return ToolResult::failure(fmt::format("{} is not a regular file (a device, socket or pipe)", shown));
-    }
-    auto bytes = read_disk_file(path);
-    if (!bytes) return ToolResult::failure(fmt::format("Cannot read {}: {}", shown, bytes.error().message()));
-    // Compared with the bytes on disk, which are what the edit replaces (see write_file).
-    switch (file_state.check(path, *bytes)) {
-      case Freshness::fresh: break;
-      case Freshness::never_seen:
-        return ToolResult::failure(fmt::format(
-            "You have not read {} in this session. Read it with read_file first, then make the edit.", shown));
-      case Freshness::stale: {
-        const auto seen = file_state.find(path);
-        return ToolResult::failure(
-            fmt::format("{} changed since you last read it (then {} bytes, now {}): the user, the editor or a command "
-                        "edited it. Read it again with read_file and redo your edit on the current content.",
-                        shown, seen ? seen->size : 0, bytes->size()));
-      }
-    }
-    if (bytes->substr(0, kBinarySniffBytes).find('\0') != std::string::npos) {
-      return ToolResult::failure(fmt::format("{} looks like a binary file; edit_file edits text files", shown));
-    }
-    mode = st.st_mode & 07777;
-    return std::move(*bytes);
-  }
-
   static ToolResult refused_edit(const EditOutcome& edit, const fs::path& path, const std::string& shown) {
     ToolResult result = ToolResult::failure(fmt::format("Cannot edit {}: {}", shown, edit.message));
     switch (edit.status) {

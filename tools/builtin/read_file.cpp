@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "core/support/json_writer.h"
+#include "core/support/run_off_loop.h"
 #include "tools/builtin/builtin_tools.h"
 #include "tools/builtin/common.h"
 #include "tools/file_state.h"
@@ -125,18 +126,38 @@ class ReadFileTool final : public SingleFileTool {
         default: co_return ToolResult::failure(fmt::format("Cannot read {}: {}", shown, error.message()));
       }
     }
-    const std::string& content = *read;
-
-    if (const std::string reason = binary_reason(content); !reason.empty()) {
-      auto failure = ToolResult::failure(
-          fmt::format("{} looks like a binary file ({}); read_file shows text files only", shown, reason));
-      failure.locations = {absolute};
-      co_return failure;
-    }
+    // Validating, counting, hashing and paging scan the whole file, which may be many MiB: off the loop.
+    struct Scanned {
+      std::string binary;  // why the file is not text; empty when it is
+      std::size_t bytes = 0;
+      std::size_t total = 0;
+      FileSnapshot snapshot;
+      Page page;
+    };
     const auto offset = static_cast<std::size_t>(integer_field(input, "offset").value_or(1));
     const auto limit_field = integer_field(input, "limit");
     const auto limit = static_cast<std::size_t>(limit_field.value_or(static_cast<std::int64_t>(kReadFileMaxLines)));
-    const std::size_t total = count_lines(content);
+    const bool large = read->size() >= support::kOffLoopBytes;
+    auto scan = [content = std::move(*read), offset, limit, limit_given = limit_field.has_value(),
+                 path = resolved->absolute]() {
+      Scanned s;
+      s.bytes = content.size();
+      s.binary = binary_reason(content);
+      if (!s.binary.empty()) return s;
+      s.total = count_lines(content);
+      if (offset > 1 && offset > s.total) return s;
+      s.snapshot = snapshot_of(content, path);
+      s.page = format_page(content, offset, limit, limit_given);
+      return s;
+    };
+    Scanned scanned = co_await support::run_off_loop(std::move(scan), large);
+    if (!scanned.binary.empty()) {
+      auto failure = ToolResult::failure(
+          fmt::format("{} looks like a binary file ({}); read_file shows text files only", shown, scanned.binary));
+      failure.locations = {absolute};
+      co_return failure;
+    }
+    const std::size_t total = scanned.total;
     if (offset > 1 && offset > total) {
       co_return ToolResult::failure(fmt::format("offset {} is past the end of {}, which has {} line{}{}", offset, shown,
                                                 total, total == 1 ? "" : "s",
@@ -144,11 +165,9 @@ class ReadFileTool final : public SingleFileTool {
     }
 
     // Recorded before formatting: whatever part the model sees, it read this version of the file.
-    FileSnapshot snapshot = snapshot_of(content, resolved->absolute);
-    const std::string hash = snapshot.sha256;
-    context.file_state->record(resolved->absolute, std::move(snapshot));
-
-    const Page page = format_page(content, offset, limit, limit_field.has_value());
+    const std::string hash = scanned.snapshot.sha256;
+    context.file_state->record(resolved->absolute, std::move(scanned.snapshot));
+    const Page& page = scanned.page;
     ToolResult result;
     result.locations = {absolute};
     result.metadata = Json::object();
@@ -158,7 +177,7 @@ class ReadFileTool final : public SingleFileTool {
     result.metadata.set("totalLines", page.total);
     result.metadata.set("truncated", page.last < page.total);
     result.metadata.set("sha256", hash);
-    result.metadata.set("bytes", content.size());
+    result.metadata.set("bytes", scanned.bytes);
     if (page.total == 0) {
       result.summary = fmt::format("Read {} (empty)", shown);
       result.content = fmt::format("[{} is empty]", shown);

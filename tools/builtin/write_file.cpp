@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include "core/support/run_off_loop.h"
 #include "tools/builtin/builtin_tools.h"
 #include "tools/builtin/common.h"
 #include "tools/disk_file_access.h"
@@ -37,13 +38,6 @@ constexpr std::string_view kSchema = R"({
   "additionalProperties": false
 })";
 
-// What is on disk before the write.
-struct PreImage {
-  bool exists = false;
-  std::uint32_t mode = 0;
-  std::string bytes;
-};
-
 std::string lines_phrase(std::size_t n) { return fmt::format("{} line{}", n, n == 1 ? "" : "s"); }
 
 class WriteFileTool final : public SingleFileTool {
@@ -63,11 +57,19 @@ class WriteFileTool final : public SingleFileTool {
     return spec;
   }
 
-  std::vector<ToolDiff> preview(const Json& input, const ToolContext& context) const override {
+  boost::asio::awaitable<std::vector<ToolDiff>> preview(const Json& input, const ToolContext& context) const override {
     std::string absolute;
-    auto current = preview_current(input, context, absolute);
-    if (!current) return {};
-    return {ToolDiff{absolute, std::move(*current), string_field(input, "content")}};
+    auto current = co_await preview_current(input, context, absolute);
+    if (!current) co_return std::vector<ToolDiff>{};
+    const bool large = (*current ? (*current)->size() : 0) +
+                           (input["content"].is_string() ? input["content"].as_string().size() : 0) >=
+                       support::kOffLoopBytes;
+    auto diff = [absolute = std::move(absolute), old_text = std::move(*current), &input]() mutable {
+      const std::optional<std::string_view> old_view =
+          old_text ? std::optional<std::string_view>(*old_text) : std::nullopt;
+      return std::vector<ToolDiff>{client_diff(std::move(absolute), old_view, string_field(input, "content"))};
+    };
+    co_return co_await support::run_off_loop(std::move(diff), large);
   }
 
   boost::asio::awaitable<support::Result<ToolResult>> run(Json input, ToolContext& context) override {
@@ -80,8 +82,7 @@ class WriteFileTool final : public SingleFileTool {
   }
 
  private:
-  // Blocking file I/O on the caller's thread: the engine runs tools off its event loop. The one await is
-  // the journal's; commit_file checks again after it that the file still holds what was checked here.
+  // commit_file checks again, when the write is due, that the file still holds what was checked here.
   boost::asio::awaitable<support::Result<ToolResult>> write(std::string given, std::string content,
                                                             ToolContext& context) {
     auto resolved = PathGuard(context).resolve(given, PathAccess::write);
@@ -93,18 +94,64 @@ class WriteFileTool final : public SingleFileTool {
           fmt::format("path \"{}\" ends in '/', so it names a directory; give a file path", given));
     }
 
-    auto pre = pre_image(path, shown, *context.file_state);
-    if (auto* refused = std::get_if<ToolResult>(&pre)) co_return std::move(*refused);
-    const PreImage before = std::move(std::get<PreImage>(pre));
+    std::string what = "write_file writes files";
+    auto loaded = co_await read_current(path, shown, context, std::move(what));
+    if (auto* refused = std::get_if<ToolResult>(&loaded)) co_return std::move(*refused);
+    CurrentText before = std::move(std::get<CurrentText>(loaded));
+    if (before.parent_is_file) {
+      co_return ToolResult::failure(fmt::format("Cannot create {}: a parent of it is a file, not a directory", shown));
+    }
+    // Compared with what gets replaced: the disk's bytes, or the editor's buffer when writes go through it.
+    if (before.exists) {
+      std::string never_seen = fmt::format(
+          "{} already exists and you have not read it in this session. Read it with read_file first, so you know "
+          "what you are replacing, then write it again.",
+          shown);
+      std::string redo = "change";
+      if (auto refused = co_await check_fresh(path, shown, before, context, std::move(never_seen), std::move(redo))) {
+        co_return std::move(*refused);
+      }
+    }
 
-    const std::string new_hash = sha256_hex(content);
+    // Everything that scans the content runs off the event loop: it may be many MiB.
+    struct Scanned {
+      std::string content;
+      std::string before_text;
+      std::string new_hash;
+      bool unchanged = false;
+      std::size_t lines = 0;
+      std::size_t changed = 0;
+      ToolDiff diff;
+    };
+    std::optional<std::string> before_text;
+    if (before.exists) before_text = std::move(before.text);
+    const bool large = content.size() + (before_text ? before_text->size() : 0) >= support::kOffLoopBytes;
+    auto scan = [content = std::move(content), before_text = std::move(before_text),
+                 absolute = path.string()]() mutable {
+      Scanned s;
+      s.new_hash = sha256_hex(content);
+      s.unchanged = before_text && *before_text == content;
+      s.lines = count_lines(content);
+      s.changed = before_text ? changed_lines(*before_text, content) : s.lines;
+      if (!s.unchanged) {
+        s.diff = client_diff(std::move(absolute),
+                             before_text ? std::optional<std::string_view>(*before_text) : std::nullopt, content);
+      }
+      s.content = std::move(content);
+      if (before_text) s.before_text = std::move(*before_text);
+      return s;
+    };
+    Scanned scanned = co_await support::run_off_loop(std::move(scan), large);
+    content = std::move(scanned.content);
+    before.text = std::move(scanned.before_text);
+    const std::string& new_hash = scanned.new_hash;
     ToolResult result;
     result.locations = {path.string()};
     result.metadata.set("path", path.string());
-    result.metadata.set("oldHash", before.exists ? Json(sha256_hex(before.bytes)) : Json());
+    result.metadata.set("oldHash", before.exists ? Json(before.sha256) : Json());
     result.metadata.set("newHash", new_hash);
 
-    if (before.exists && before.bytes == content) {
+    if (scanned.unchanged) {
       // Rewriting identical bytes would only bump the mtime and wake file watchers.
       result.metadata.set("changedLines", 0);
       result.metadata.set("verification", verification(true, true));
@@ -125,11 +172,14 @@ class WriteFileTool final : public SingleFileTool {
     FileCommit commit;
     commit.path = path;
     if (before.exists) {
-      commit.before = before.bytes;
+      commit.before = std::move(before.text);
       commit.mode = before.mode;
+      if (before.from_buffer) commit.editor = context.files;
     }
-    commit.after = content;
-    commit.expected_text = content;
+    // Moved, not copied: a copy of many MiB, and freeing it, would be the event loop's work. An empty
+    // expected_text means the whole of `after`.
+    const std::size_t bytes = content.size();
+    commit.after = std::move(content);
     commit.before_mode = before.mode;
     auto committed = co_await commit_file(std::move(commit), context.journal, context.cancel);
     if (!committed) co_return std::move(committed).error();
@@ -145,15 +195,11 @@ class WriteFileTool final : public SingleFileTool {
     // commit_file read back what landed on disk.
     const bool read_ok = committed->read_back;
     const bool text_found = committed->text_found;
-    result.metadata.set("changedLines", before.exists ? changed_lines(before.bytes, content) : count_lines(content));
+    result.metadata.set("changedLines", scanned.changed);
     result.metadata.set("created", !before.exists);
-    result.metadata.set("bytes", content.size());
+    result.metadata.set("bytes", bytes);
     result.metadata.set("verification", verification(read_ok, text_found));
-    ToolDiff diff;
-    diff.path = path.string();
-    if (before.exists) diff.old_text = before.bytes;
-    diff.new_text = content;
-    result.diffs.push_back(std::move(diff));
+    result.diffs.push_back(std::move(scanned.diff));
 
     if (!read_ok) {
       // The write happened, and then the file was not what was written: say which question failed.
@@ -166,67 +212,20 @@ class WriteFileTool final : public SingleFileTool {
           shown, why, text_found ? "; what you wrote is in it" : ", and what you wrote is not in it");
       co_return result;
     }
-    context.file_state->record(path, snapshot_of(content, path));
+    context.file_state->record(path, snapshot_of_hashed(new_hash, bytes, path));
 
-    const std::size_t lines = count_lines(content);
+    const std::size_t lines = scanned.lines;
     if (before.exists) {
-      const std::size_t changed = changed_lines(before.bytes, content);
+      const std::size_t changed = scanned.changed;
       result.summary = fmt::format("Wrote {} ({} changed)", shown, lines_phrase(changed));
       result.content = fmt::format("Replaced the content of {}: now {}, {} bytes ({} changed).", shown,
-                                   lines_phrase(lines), content.size(), lines_phrase(changed));
+                                   lines_phrase(lines), bytes, lines_phrase(changed));
     } else {
       result.summary = fmt::format("Created {} ({})", shown, lines_phrase(lines));
-      result.content = fmt::format("Created {} ({}, {} bytes{}).", shown, lines_phrase(lines), content.size(),
+      result.content = fmt::format("Created {} ({}, {} bytes{}).", shown, lines_phrase(lines), bytes,
                                    created_directories ? ", with its missing parent directories" : "");
     }
     co_return result;
-  }
-
-  // The file's current state, or the failure that stops the write (a directory, never read, stale).
-  static std::variant<PreImage, ToolResult> pre_image(const fs::path& path, const std::string& shown,
-                                                      const FileState& file_state) {
-    PreImage pre;
-    struct stat st {};
-    if (::lstat(path.c_str(), &st) != 0) {
-      const int err = errno;
-      if (err == ENOENT) return pre;
-      if (err == ENOTDIR) {
-        return ToolResult::failure(fmt::format("Cannot create {}: a parent of it is a file, not a directory", shown));
-      }
-      return ToolResult::failure(fmt::format("Cannot inspect {}: {}", shown, std::strerror(err)));
-    }
-    if (S_ISDIR(st.st_mode)) {
-      return ToolResult::failure(fmt::format("{} is a directory; write_file writes files", shown));
-    }
-    if (!S_ISREG(st.st_mode)) {
-      return ToolResult::failure(fmt::format("{} is not a regular file (a device, socket or pipe)", shown));
-    }
-    auto bytes = read_disk_file(path);
-    if (!bytes) {
-      return ToolResult::failure(fmt::format("Cannot read the current {} to check it before replacing it: {}", shown,
-                                             bytes.error().message()));
-    }
-    // Compared with the bytes on disk, which is what gets replaced. When an editor holds unsaved changes the
-    // model read those instead, and the write is refused as stale: right, since it would clobber them.
-    switch (file_state.check(path, *bytes)) {
-      case Freshness::fresh: break;
-      case Freshness::never_seen:
-        return ToolResult::failure(fmt::format(
-            "{} already exists and you have not read it in this session. Read it with read_file first, so you "
-            "know what you are replacing, then write it again.",
-            shown));
-      case Freshness::stale: {
-        const auto seen = file_state.find(path);
-        return ToolResult::failure(fmt::format(
-            "{} changed since you last read it (then {} bytes, now {}): the user, the editor or a command edited "
-            "it. Read it again with read_file and redo your change on the current content.",
-            shown, seen ? seen->size : 0, bytes->size()));
-      }
-    }
-    pre.exists = true;
-    pre.mode = st.st_mode & 07777;
-    pre.bytes = std::move(bytes).value();
-    return pre;
   }
 
   static Json verification(bool read_back, bool expected_text_found) {

@@ -143,5 +143,67 @@ TEST(BuiltinTools, RegisterInOrderWithTheirSpecs) {
   EXPECT_EQ(again.error().code(), Errc::conflict);
 }
 
+// `n` numbered lines, "line <i>\n", from 1.
+std::string numbered_lines(std::size_t n) {
+  std::string text;
+  for (std::size_t i = 1; i <= n; ++i) text += "line " + std::to_string(i) + " of a file made large for the test\n";
+  return text;
+}
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  text.replace(text.find(from), from.size(), to);
+  return text;
+}
+
+TEST(ClientDiff, ASmallFileIsSentWhole) {
+  const std::string before = "a\nb\nc\n";
+  const ToolDiff diff = client_diff("/w/f.txt", before, "a\nB\nc\n");
+  EXPECT_EQ(diff.path, "/w/f.txt");
+  EXPECT_EQ(diff.old_text, before);
+  EXPECT_EQ(diff.new_text, "a\nB\nc\n");
+  EXPECT_EQ(diff.first_line, 0U);
+  EXPECT_FALSE(diff.cut);
+  EXPECT_FALSE(client_diff("/w/new.txt", std::nullopt, "x\n").old_text.has_value());
+}
+
+TEST(ClientDiff, AOneLineEditOfALargeFileSendsThatLineWithThreeAround) {
+  const std::string before = numbered_lines(60000);  // about 2.6 MB
+  ASSERT_GT(before.size(), kWholeDiffBytes);
+  const std::string after = replaced(before, "line 30000 of", "line 30000 (edited) of");
+  const ToolDiff diff = client_diff("/w/big.txt", before, after);
+  EXPECT_EQ(diff.first_line, 29997U);
+  EXPECT_FALSE(diff.cut);
+  ASSERT_TRUE(diff.old_text.has_value());
+  EXPECT_EQ(*diff.old_text,
+            before.substr(before.find("line 29997 of"), before.find("line 30004 of") - before.find("line 29997 of")));
+  EXPECT_EQ(diff.new_text,
+            after.substr(after.find("line 29997 of"), after.find("line 30004 of") - after.find("line 29997 of")));
+  // The excerpt put back in place gives the new file.
+  std::string rebuilt = before;
+  rebuilt.replace(before.find("line 29997 of"), diff.old_text->size(), diff.new_text);
+  EXPECT_EQ(rebuilt, after);
+}
+
+TEST(ClientDiff, AnEditAtEitherEndKeepsTheExcerptInsideTheFile) {
+  const std::string before = numbered_lines(60000);
+  const ToolDiff first = client_diff("/w/big.txt", before, "new first line\n" + before);
+  EXPECT_EQ(first.first_line, 1U);
+  EXPECT_EQ(first.new_text, "new first line\n" + first.old_text.value());
+  const ToolDiff last = client_diff("/w/big.txt", before, before + "no newline at the end");
+  EXPECT_EQ(last.first_line, 59998U);
+  EXPECT_EQ(last.new_text, last.old_text.value() + "no newline at the end");
+}
+
+TEST(ClientDiff, AChangeLargerThanTheCapIsCutAtALineAndSaysSo) {
+  const std::string created = numbered_lines(60000);
+  const ToolDiff diff = client_diff("/w/new.txt", std::nullopt, created);
+  EXPECT_FALSE(diff.old_text.has_value());
+  EXPECT_EQ(diff.first_line, 1U);
+  EXPECT_TRUE(diff.cut);
+  EXPECT_LE(diff.new_text.size(), kWholeDiffBytes / 2);
+  EXPECT_EQ(diff.new_text.back(), '\n');
+  EXPECT_EQ(created.compare(0, diff.new_text.size(), diff.new_text), 0);
+}
+
 }  // namespace
 }  // namespace agentd::tools

@@ -308,14 +308,15 @@ TEST_F(EditFileTest, TitleLocationsRiskAndInput) {
 
 TEST_F(EditFileTest, PreviewsTheEditAsItWouldApply) {
   h_.write("a.txt", "one\ntwo\ntwo\n");
-  auto diffs = tool_->preview(edit_input("a.txt", "one", "ONE"), h_.context);
+  auto diffs = testing::run_sync(tool_->preview(edit_input("a.txt", "one", "ONE"), h_.context));
   ASSERT_EQ(diffs.size(), 1U);
   EXPECT_EQ(diffs[0].old_text, std::optional<std::string>("one\ntwo\ntwo\n"));
   EXPECT_EQ(diffs[0].new_text, "ONE\ntwo\ntwo\n");
-  EXPECT_EQ(tool_->preview(edit_input("a.txt", "two", "2", true), h_.context).at(0).new_text, "one\n2\n2\n");
+  EXPECT_EQ(testing::run_sync(tool_->preview(edit_input("a.txt", "two", "2", true), h_.context)).at(0).new_text,
+            "one\n2\n2\n");
   // Nothing to show when the edit would not apply, or for a file that is not there.
-  EXPECT_TRUE(tool_->preview(edit_input("a.txt", "two", "2"), h_.context).empty());
-  EXPECT_TRUE(tool_->preview(edit_input("missing.txt", "a", "b"), h_.context).empty());
+  EXPECT_TRUE(testing::run_sync(tool_->preview(edit_input("a.txt", "two", "2"), h_.context)).empty());
+  EXPECT_TRUE(testing::run_sync(tool_->preview(edit_input("missing.txt", "a", "b"), h_.context)).empty());
   EXPECT_EQ(testing::read_text(h_.path("a.txt")), "one\ntwo\ntwo\n");
 }
 

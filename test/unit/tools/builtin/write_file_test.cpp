@@ -179,7 +179,7 @@ TEST_F(WriteFileTest, ExistingFileTooLargeToCheck) {
   h_.write("huge.bin", "");
   fs::resize_file(h_.path("huge.bin"), kDefaultMaxFileBytes + 1);  // sparse: instant
   EXPECT_EQ(failure("huge.bin", "small"),
-            "Cannot read the current huge.bin to check it before replacing it: " + h_.path("huge.bin").string() +
+            "Cannot read the current huge.bin to check it before changing it: " + h_.path("huge.bin").string() +
                 " is 16777217 bytes, over the 16777216-byte limit for reading a file");
 }
 
@@ -262,7 +262,7 @@ TEST_F(WriteFileTest, CancelledOrMissingContext) {
 TEST_F(WriteFileTest, PreviewsTheChangeAndMarksProtectedPaths) {
   h_.write("notes.md", "old\n");
   Json input = json(R"({"path": "notes.md", "content": "new\n"})");
-  auto diffs = tool_->preview(input, h_.context);
+  auto diffs = testing::run_sync(tool_->preview(input, h_.context));
   ASSERT_EQ(diffs.size(), 1U);
   EXPECT_EQ(diffs[0].path, h_.path("notes.md").string());
   EXPECT_EQ(diffs[0].old_text, std::optional<std::string>("old\n"));
@@ -272,7 +272,7 @@ TEST_F(WriteFileTest, PreviewsTheChangeAndMarksProtectedPaths) {
   EXPECT_EQ(testing::read_text(h_.path("notes.md")), "old\n");  // previewing changed nothing
 
   Json created = json(R"({"path": "new/file.txt", "content": "x"})");
-  diffs = tool_->preview(created, h_.context);
+  diffs = testing::run_sync(tool_->preview(created, h_.context));
   ASSERT_EQ(diffs.size(), 1U);
   EXPECT_FALSE(diffs[0].old_text);
 
