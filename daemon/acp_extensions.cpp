@@ -11,6 +11,7 @@
 #include "core/engine/verification.h"
 #include "core/model/price_table.h"
 #include "core/support/log.h"
+#include "core/support/version.h"
 #include "daemon/acp_server.h"
 #include "daemon/acp_updates.h"
 #include "daemon/trust.h"
@@ -110,6 +111,22 @@ ext::CheckpointsRestoreResult restore_result(const core::RestoreReport& report) 
 }  // namespace
 
 Result<acp::Empty> AcpServer::on_ping(const acp::Empty& /*unused*/) { return acp::Empty{}; }
+
+ext::DatabaseStatus AcpServer::database_status() const {
+  const storage::DbWorker::Health health = sessions_.database_health();
+  ext::DatabaseStatus status;
+  status.ok = !health.failing;
+  status.failed_writes = health.failed_writes;
+  if (health.last_error) {
+    status.last_error = health.last_error->message();
+    status.last_error_at = health.last_error_at_ms;
+  }
+  return status;
+}
+
+Result<ext::StatusResult> AcpServer::on_status(const acp::Empty& /*unused*/) {
+  return ext::StatusResult{std::string(support::kVersion), sessions_.open_sessions(), database_status()};
+}
 
 AcpServer::Async<ext::TraceGetResult> AcpServer::on_trace_get(ext::TraceGetRequest p, CancelToken) {
   // The session is needed only to find its last turn: a named turn's trace is read from storage.

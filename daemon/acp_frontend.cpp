@@ -117,4 +117,19 @@ asio::awaitable<Result<std::string>> AcpFrontend::read_text_file(std::string ses
   co_return std::move(response->content);
 }
 
+asio::awaitable<Result<void>> AcpFrontend::write_text_file(std::string session_id, std::string path,
+                                                           std::string content, CancelToken cancel) {
+  if (peer_ == nullptr) co_return Error(Errc::unavailable, "the client is gone");
+  acp::WriteTextFileRequest request;
+  request.session_id = std::move(session_id);
+  request.path = std::move(path);
+  request.content = std::move(content);
+  support::CancelBridge bridge(cancel, peer_->executor());
+  auto answer = co_await peer_->async_call_raw(std::string(acp::method::kFsWriteTextFile), to_json_text(request),
+                                               asio::bind_cancellation_slot(bridge.slot(), asio::use_awaitable));
+  // The result carries nothing but `_meta` (some clients answer null): success is the absence of an error.
+  if (!answer) co_return std::move(answer).error();
+  co_return support::ok();
+}
+
 }  // namespace agentd::daemon

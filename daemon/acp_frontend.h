@@ -33,6 +33,10 @@ class AcpFrontend final : public core::Frontend {
   bool can_read_files() const override { return peer_ != nullptr && caps_.fs.read_text_file; }
   boost::asio::awaitable<support::Result<std::string>> read_text_file(std::string session_id, std::string path,
                                                                       support::CancelToken cancel) override;
+  bool can_write_files() const override { return can_read_files() && caps_.fs.write_text_file; }
+  boost::asio::awaitable<support::Result<void>> write_text_file(std::string session_id, std::string path,
+                                                                std::string content,
+                                                                support::CancelToken cancel) override;
 
  private:
   void send_update(const std::string& session_id, std::int64_t seq, protocol::acp::SessionUpdate update);

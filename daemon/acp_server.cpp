@@ -45,6 +45,7 @@ AcpServer::AcpServer(protocol::Peer& peer, core::SessionManager& sessions)
   bind_notification(method::kSessionCancel, &AcpServer::on_cancel);
 
   bind(ext_method::kPing, &AcpServer::on_ping);
+  bind(ext_method::kStatus, &AcpServer::on_status);
   bind(ext_method::kTraceGet, &AcpServer::on_trace_get);
   bind(ext_method::kCostGet, &AcpServer::on_cost_get);
   bind(ext_method::kPermissionsList, &AcpServer::on_permissions_list);
@@ -62,9 +63,11 @@ AcpServer::AcpServer(protocol::Peer& peer, core::SessionManager& sessions)
   bind(ext_method::kSessionSetBudget, &AcpServer::on_session_set_budget);
 
   // ACP's handshake comes first: capabilities decide what the rest may use (fs/* through the editor,
-  // the protocol version). A ping is allowed before it, for liveness checks.
+  // the protocol version). A ping and a status request are allowed before it, for liveness checks.
   peer_.set_request_gate([this](std::string_view name) -> std::optional<protocol::RpcError> {
-    if (client_ || name == method::kInitialize || name == ext_method::kPing) return std::nullopt;
+    if (client_ || name == method::kInitialize || name == ext_method::kPing || name == ext_method::kStatus) {
+      return std::nullopt;
+    }
     return protocol::RpcError{protocol::error_code::kInvalidRequest,
                               fmt::format("Invalid request: {} before initialize; send initialize first", name),
                               std::nullopt};
@@ -236,6 +239,7 @@ Result<acp::InitializeResponse> AcpServer::on_initialize(const acp::InitializeRe
   response.agent_capabilities.session.delete_session = true;
   response.agent_capabilities.session.additional_directories = true;
   response.agent_info = acp::Implementation{"agentd", "agentd", support::kVersion};
+  response.meta = ext::to_meta(ext::InitializeMeta{database_status()});
   return response;
 }
 

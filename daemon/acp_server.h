@@ -79,6 +79,8 @@ class AcpServer {
 
   // ---- agentd extensions, `_agentd/*` (acp_extensions.cpp) ----
   support::Result<protocol::acp::Empty> on_ping(const protocol::acp::Empty&);
+  support::Result<protocol::acp::ext::StatusResult> on_status(const protocol::acp::Empty&);
+  protocol::acp::ext::DatabaseStatus database_status() const;
   Async<protocol::acp::ext::TraceGetResult> on_trace_get(protocol::acp::ext::TraceGetRequest p, support::CancelToken);
   support::Result<protocol::acp::ext::CostGetResult> on_cost_get(core::Session& session,
                                                                  const protocol::acp::ext::SessionRequest&);

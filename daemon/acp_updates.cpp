@@ -116,7 +116,20 @@ std::vector<acp::ToolCallContent> tool_content(const std::optional<std::string>&
                                                const std::vector<tools::ToolDiff>& diffs) {
   std::vector<acp::ToolCallContent> content;
   if (text && !text->empty()) content.emplace_back(acp::ToolCallContentBlock{text_block(*text), {}});
-  for (const auto& d : diffs) content.emplace_back(acp::Diff{d.path, d.old_text, d.new_text, {}});
+  for (const auto& d : diffs) {
+    // An excerpt of a large file says where it starts; ACP's diff content otherwise means whole texts.
+    support::Json meta;
+    if (d.first_line > 0) {
+      support::Json excerpt = support::Json::object();
+      excerpt.set("firstLine", d.first_line);
+      excerpt.set("cut", d.cut);
+      support::Json agentd = support::Json::object();
+      agentd.set("excerpt", std::move(excerpt));
+      meta = support::Json::object();
+      meta.set("agentd", std::move(agentd));
+    }
+    content.emplace_back(acp::Diff{d.path, d.old_text, d.new_text, std::move(meta)});
+  }
   return content;
 }
 

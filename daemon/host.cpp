@@ -16,6 +16,7 @@
 #include "daemon/acp_server.h"
 #include "daemon/config.h"
 #include "protocol/peer.h"
+#include "storage/checkpoint_store.h"
 #include "storage/database.h"
 #include "storage/db_worker.h"
 #include "tools/builtin/builtin_tools.h"
@@ -124,11 +125,23 @@ support::Result<std::unique_ptr<Host>> Host::create(const HostOptions& options) 
   }
 }
 
-Host::Host(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {}
+Host::Host(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {
+  // Pre-images that no change refers to any more (their sessions were deleted), and blob files a crash
+  // left without a row: removed once per start, with the first write that wakes the worker.
+  parts_->worker.write(
+      [](storage::Connection& db) -> support::Result<void> {
+        auto pruned = storage::CheckpointStore(db).prune_blobs();
+        if (!pruned) return std::move(pruned).error().context("removing unused checkpoint pre-images");
+        if (*pruned > 0) log::info("removed {} checkpoint pre-images nothing refers to", *pruned);
+        return support::ok();
+      },
+      {}, storage::Durability::process, /*lazy=*/true);
+}
 Host::~Host() = default;
 
 asio::io_context& Host::io() noexcept { return parts_->io; }
 protocol::Peer& Host::peer() noexcept { return parts_->peer; }
+storage::DbWorker& Host::database() noexcept { return parts_->worker; }
 void Host::connect(Output output) { parts_->output = std::move(output); }
 
 asio::awaitable<void> Host::shutdown() {

@@ -15,6 +15,10 @@
 #include "core/model/model_config.h"
 #include "core/support/result.h"
 
+namespace agentd::storage {
+class DbWorker;
+}
+
 namespace agentd::protocol {
 class Peer;
 }
@@ -44,6 +48,8 @@ class Host {
 
   boost::asio::io_context& io() noexcept;
   protocol::Peer& peer() noexcept;
+  // The database's worker thread: its health, and (tests) a way to run a job on agentd's own connection.
+  storage::DbWorker& database() noexcept;
   // Messages go to `output` from now on; an empty one drops them (a transport about to be destroyed).
   void connect(Output output);
 

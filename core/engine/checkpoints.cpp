@@ -12,6 +12,8 @@
 
 #include "core/support/clock.h"
 #include "core/support/log.h"
+#include "core/support/run_off_loop.h"
+#include "storage/blob_files.h"
 #include "tools/disk_file_access.h"
 #include "tools/sha256.h"
 
@@ -160,14 +162,36 @@ asio::awaitable<Result<std::int64_t>> Checkpoints::record(tools::FileChange chan
   storage::FileChangeRecord row;
   row.checkpoint_id = tag_->id;
   row.path = change.path;
-  if (change.before) row.before_hash = tools::sha256_hex(*change.before);
   row.after_hash = change.after_hash;
   row.mode = change.mode;
   row.created_at_ms = now;
-  auto job = [header = std::move(header), row = std::move(row),
-              before = std::move(change.before)](storage::Connection& db) -> Result<std::int64_t> {
+  // A large pre-image goes to a blob file, written and fsynced on a thread of its own before the row that
+  // names it: inside the database's transaction it would hold the one write lock, and every session's
+  // events behind it, for as long as writing many MiB takes.
+  std::optional<std::uint64_t> in_file;
+  const std::filesystem::path blob_dir = storage::blob_directory(store_.worker().path());
+  if (change.before && change.before->size() >= storage::kBlobFileMinBytes && !blob_dir.empty()) {
+    auto put = [blob_dir, before = std::move(*change.before)]() -> Result<std::pair<std::string, std::uint64_t>> {
+      std::string hash = tools::sha256_hex(before);
+      AGENTD_TRY_VOID(storage::write_blob_file(blob_dir, hash, before));
+      return std::pair<std::string, std::uint64_t>(std::move(hash), before.size());
+    };
+    auto stored = co_await support::run_off_loop(std::move(put));
+    if (!stored) co_return std::move(stored).error().context("recording the file's pre-image for undo");
+    row.before_hash = std::move(stored->first);
+    in_file = stored->second;
+    change.before.reset();
+  }
+  auto job = [header = std::move(header), row = std::move(row), before = std::move(change.before),
+              in_file](storage::Connection& db) mutable -> Result<std::int64_t> {
     storage::CheckpointStore store(db);
-    if (before) AGENTD_TRY_VOID(store.put_blob(*row.before_hash, *before));
+    if (in_file) {
+      AGENTD_TRY_VOID(store.put_blob_in_file(*row.before_hash, *in_file));
+    } else if (before) {
+      // Hashed here, on the database's thread: even a small pre-image is not the event loop's work.
+      row.before_hash = tools::sha256_hex(*before);
+      AGENTD_TRY_VOID(store.put_blob(*row.before_hash, *before));
+    }
     AGENTD_TRY_VOID(store.open(header));
     return store.add_change(row);
   };

@@ -26,10 +26,6 @@ class EngineStore {
  public:
   explicit EngineStore(storage::DbWorker& worker) : worker_(worker) {}
 
-  // Fire-and-forget write at `process` durability, for what streams during a turn (events, messages,
-  // spans, usage): the turn's closing `disk` barrier makes it power-safe before the prompt is answered.
-  void stream(storage::DbWorker::WriteJob job) { worker_.write(std::move(job), {}, storage::Durability::process); }
-
   // Fire-and-forget write; `done` (optional) runs on `executor` once the write is committed or failed.
   void write(storage::DbWorker::WriteJob job, boost::asio::any_io_executor executor,
              std::function<void(support::Result<void>)> done = {},

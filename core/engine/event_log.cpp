@@ -1,6 +1,9 @@
 #include "core/engine/event_log.h"
 
 #include <algorithm>
+#include <iterator>
+#include <memory>
+#include <utility>
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
@@ -35,29 +38,70 @@ void EventLog::emit(EngineEvent event) {
   }
 }
 
+// Events kept for another try while the database fails. Past this many the oldest are dropped (logged):
+// a turn stops at its next step once storage fails, so only a long stream in progress gets near it.
+constexpr std::size_t kMaxUnstoredEvents = 20'000;
+
 void EventLog::write() {
   write_scheduled_ = false;
-  if (unwritten_.empty()) return;
-  const std::int64_t last_seq = unwritten_.back().seq;
+  if (write_in_flight_ || unwritten_.empty()) return;
+  write_in_flight_ = true;
+  auto records = std::make_shared<std::vector<storage::EventRecord>>(std::move(unwritten_));
+  unwritten_.clear();
   store_.write(
-      [records = std::move(unwritten_)](storage::Connection& db) -> Result<void> {
+      [records](storage::Connection& db) -> Result<void> {
         storage::EventStore events(db);
-        for (const auto& record : records) {
+        for (const auto& record : *records) {
           if (auto r = events.append(record); !r) return r;
         }
         return support::ok();
       },
       strand_,
-      [self = shared_from_this(), last_seq](const Result<void>& result) {
-        if (!result) {
-          log::error("session {}: events up to {} were not stored: {}", self->session_id_, last_seq,
-                     result.error().message());
-          if (!self->storage_error_) self->storage_error_ = result.error();
-        }
-        self->deliver_durable(last_seq);
-      },
+      [self = shared_from_this(), records](const Result<void>& result) { self->written(std::move(*records), result); },
       storage::Durability::process);
-  unwritten_.clear();
+}
+
+void EventLog::written(std::vector<storage::EventRecord> records, const Result<void>& result) {
+  write_in_flight_ = false;
+  if (result) {
+    if (failing_) log::info("session {}: events are being stored again", session_id_);
+    failing_ = false;
+    deliver_durable(records.back().seq);
+    if (!unwritten_.empty()) write();  // what was emitted while this job was in flight
+    return;
+  }
+  if (!failing_) {
+    log::error("session {}: events {} to {} could not be stored, so they are not delivered; kept to try again: {}",
+               session_id_, records.front().seq, records.back().seq, result.error().message());
+  }
+  failing_ = true;
+  note_failure(result.error());
+  // Back in front of what came since, in order; tried again with the next write (an emit or a flush).
+  records.insert(records.end(), std::make_move_iterator(unwritten_.begin()), std::make_move_iterator(unwritten_.end()));
+  unwritten_ = std::move(records);
+  if (unwritten_.size() > kMaxUnstoredEvents) {
+    const std::size_t dropped = unwritten_.size() - kMaxUnstoredEvents;
+    log::error("session {}: dropping events {} to {}, which could not be stored and were never delivered", session_id_,
+               unwritten_.front().seq, unwritten_[dropped - 1].seq);
+    unwritten_.erase(unwritten_.begin(), unwritten_.begin() + static_cast<std::ptrdiff_t>(dropped));
+    while (!undelivered_.empty() && undelivered_.front().seq < unwritten_.front().seq) undelivered_.pop_front();
+  }
+}
+
+void EventLog::note_failure(const support::Error& error) {
+  if (!storage_error_) storage_error_ = error;
+}
+
+void EventLog::store(storage::DbWorker::WriteJob job, std::string_view what) {
+  store_.worker().write(
+      std::move(job),
+      [self = shared_from_this(), what = std::string(what)](Result<void> result) {
+        if (result) return;
+        log::error("session {}: {} could not be stored: {}", self->session_id_, what, result.error().message());
+        asio::post(self->strand_,
+                   [self, error = std::move(result).error().context("storing " + what)] { self->note_failure(error); });
+      },
+      storage::Durability::process, /*lazy=*/true);
 }
 
 void EventLog::deliver_durable(std::int64_t up_to) {
@@ -68,22 +112,29 @@ void EventLog::deliver_durable(std::int64_t up_to) {
   }
 }
 
-asio::awaitable<void> EventLog::deliver_pending() {
+// Writes what is queued and waits until it, and every write before it, has committed at `durability`.
+// The events job's completion is posted to the strand before the barrier's, so after the barrier
+// write_in_flight_ says whether more was emitted meanwhile.
+asio::awaitable<Result<void>> EventLog::settle(storage::Durability durability) {
   auto self = shared_from_this();
-  write();
-  auto delivered = co_await store_.barrier(storage::Durability::process);
   co_await asio::dispatch(strand_, asio::use_awaitable);
-  if (!delivered) log::warn("session {}: {}", session_id_, delivered.error().message());
+  for (;;) {
+    write();
+    auto committed = co_await store_.barrier(durability);
+    co_await asio::dispatch(strand_, asio::use_awaitable);
+    if (!committed) co_return committed;
+    if (storage_error_) co_return *storage_error_;
+    if (!write_in_flight_ && unwritten_.empty()) co_return support::ok();
+  }
 }
 
-asio::awaitable<Result<void>> EventLog::flush() {
-  auto self = shared_from_this();
-  co_await asio::dispatch(strand_, asio::use_awaitable);
-  write();
-  auto result = co_await store_.barrier();
-  co_await asio::dispatch(strand_, asio::use_awaitable);
-  co_return result;
+asio::awaitable<Result<void>> EventLog::deliver_pending() {
+  auto delivered = co_await settle(storage::Durability::process);
+  if (!delivered) log::warn("session {}: {}", session_id_, delivered.error().message());
+  co_return delivered;
 }
+
+asio::awaitable<Result<void>> EventLog::flush() { co_return co_await settle(storage::Durability::disk); }
 
 std::optional<support::Error> EventLog::take_storage_error() {
   std::optional<support::Error> error = std::move(storage_error_);

@@ -67,7 +67,10 @@ struct PayloadWriter {
       for (const auto& d : e.diffs) {
         w.begin_object().member("path", d.path);
         w.optional_member("oldText", d.old_text);
-        w.member("newText", d.new_text).end_object();
+        w.member("newText", d.new_text);
+        if (d.first_line > 0) w.member("firstLine", d.first_line);
+        if (d.cut) w.member("cut", true);
+        w.end_object();
       }
       w.end_array();
     }
@@ -146,6 +149,9 @@ support::Result<EngineEvent> event_from_log(std::string_view kind, const Json& p
         diff.path = string_or_empty(d["path"]);
         if (d["oldText"].is_string()) diff.old_text = d["oldText"].as_string();
         diff.new_text = string_or_empty(d["newText"]);
+        if (d["firstLine"].is_integer() && d["firstLine"].as_int64() > 0)
+          diff.first_line = static_cast<std::size_t>(d["firstLine"].as_int64());
+        diff.cut = d["cut"].is_bool() && d["cut"].as_bool();
         e.diffs.push_back(std::move(diff));
       }
     }

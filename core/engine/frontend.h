@@ -48,6 +48,12 @@ class Frontend {
   virtual bool can_read_files() const = 0;
   virtual boost::asio::awaitable<support::Result<std::string>> read_text_file(std::string session_id, std::string path,
                                                                               support::CancelToken cancel) = 0;
+  // True when changes to existing files should be written through the client, into the editor's buffer.
+  // Only for a client that also serves reads: an edit is built on the buffer's text and read back from it.
+  virtual bool can_write_files() const { return false; }
+  virtual boost::asio::awaitable<support::Result<void>> write_text_file(std::string session_id, std::string path,
+                                                                        std::string content,
+                                                                        support::CancelToken cancel);
 };
 
 }  // namespace agentd::core

@@ -35,7 +35,7 @@ using support::Result;
 namespace {
 
 // Reads through the client when it offers fs/read_text_file (its unsaved buffers are the truth),
-// else from disk.
+// else from disk. Writes through it when it offers fs/write_text_file as well.
 class SessionFileAccess final : public tools::FileAccess {
  public:
   SessionFileAccess(std::string session_id, std::shared_ptr<EventLog> events)
@@ -45,10 +45,29 @@ class SessionFileAccess final : public tools::FileAccess {
     const std::shared_ptr<Frontend> frontend = events_->frontend();
     if (frontend && frontend->can_read_files()) {
       // A client must see the tool_call before the fs/read_text_file request made for it.
-      co_await events_->deliver_pending();
+      if (auto delivered = co_await events_->deliver_pending(); !delivered) co_return std::move(delivered).error();
       co_return co_await frontend->read_text_file(session_id_, std::move(path), std::move(cancel));
     }
     co_return co_await disk_.read_text(std::move(path), std::move(cancel));
+  }
+
+  bool reads_buffers() const override {
+    const std::shared_ptr<Frontend> frontend = events_->frontend();
+    return frontend && frontend->can_read_files();
+  }
+
+  bool writes_buffers() const override {
+    const std::shared_ptr<Frontend> frontend = events_->frontend();
+    return frontend && frontend->can_read_files() && frontend->can_write_files();
+  }
+
+  asio::awaitable<Result<void>> write_text(std::string path, std::string text, CancelToken cancel) override {
+    const std::shared_ptr<Frontend> frontend = events_->frontend();
+    if (!frontend || !frontend->can_write_files()) {
+      co_return Error(Errc::unavailable, fmt::format("the editor can no longer write {}", path));
+    }
+    if (auto delivered = co_await events_->deliver_pending(); !delivered) co_return std::move(delivered).error();
+    co_return co_await frontend->write_text_file(session_id_, std::move(path), std::move(text), std::move(cancel));
   }
 
  private:
@@ -58,6 +77,11 @@ class SessionFileAccess final : public tools::FileAccess {
 };
 
 }  // namespace
+
+asio::awaitable<Result<void>> Frontend::write_text_file(std::string /*session_id*/, std::string path,
+                                                        std::string /*content*/, CancelToken /*cancel*/) {
+  co_return Error(Errc::unsupported, fmt::format("this client does not write files ({})", path));
+}
 
 void CostLedger::add(const model::Usage& u, std::optional<double> cost) {
   usage.input_tokens += u.input_tokens;
@@ -148,12 +172,14 @@ void Session::cancel() {
 }
 
 void Session::persist_message(const model::Message& message, const std::string& turn_id) {
-  engine_.store->stream([session = info_.id, role = std::string(role_name(message.role)),
-                         json = message_to_json(message, turn_id)](storage::Connection& db) -> Result<void> {
-    auto seq = storage::SessionStore(db).append_message(session, role, json);
-    if (!seq) return std::move(seq).error();
-    return {};
-  });
+  events_->store(
+      [session = info_.id, role = std::string(role_name(message.role)),
+       json = message_to_json(message, turn_id)](storage::Connection& db) -> Result<void> {
+        auto seq = storage::SessionStore(db).append_message(session, role, json);
+        if (!seq) return std::move(seq).error();
+        return {};
+      },
+      "a message of the conversation");
 }
 
 void Session::persist_metadata() {

@@ -65,6 +65,8 @@ std::string metadata_json(std::string_view mode, std::string_view model, const s
 
 SessionManager::SessionManager(EngineContext& engine) : engine_(engine), closing_(engine.executor) {}
 
+storage::DbWorker::Health SessionManager::database_health() const { return engine_.store->worker().health(); }
+
 Result<ProjectSettings> SessionManager::settings_for(const std::string& cwd) const {
   if (!engine_.project_settings) return ProjectSettings{};
   auto settings = engine_.project_settings(cwd);

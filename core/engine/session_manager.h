@@ -18,6 +18,7 @@
 #include "core/support/result.h"
 #include "core/support/task_group.h"
 #include "core/support/trace.h"
+#include "storage/db_worker.h"
 #include "storage/permission_store.h"
 
 namespace agentd::core {
@@ -68,6 +69,8 @@ class SessionManager {
   // stops of sessions closed earlier (closing_).
   boost::asio::awaitable<void> stop_all();
   std::size_t open_sessions() const noexcept { return sessions_.size(); }
+  // Whether writes are landing (the database worker's account).
+  storage::DbWorker::Health database_health() const;
 
  private:
   support::Result<ProjectSettings> settings_for(const std::string& cwd) const;

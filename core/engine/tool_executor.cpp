@@ -293,13 +293,19 @@ asio::awaitable<ToolCallExecutor::Decision> ToolCallExecutor::decide(const model
   prompt.kind = tool.spec().kind;
   prompt.raw_input = input;
   prompt.locations = tool.locations(input, context);
-  prompt.diffs = tool.preview(input, context);
+  prompt.diffs = co_await tool.preview(input, context);
+  co_await asio::dispatch(strand_, asio::use_awaitable);
   prompt.text = tool.describe(input, context);
   prompt.input_digest = d.digest;
   prompt.reason = d.verdict.reason;
   prompt.risk = tools::risk_names(risk.risk);
-  // The client must see the call (tool_call, its input) before it is asked about it.
-  co_await s_.events->deliver_pending();
+  // The client must see the call (tool_call, its input) before it is asked about it; a call it cannot
+  // be shown (the database is failing) is not asked about.
+  if (auto delivered = co_await s_.events->deliver_pending(); !delivered) {
+    permission.set_attribute("answer", "not_asked");
+    d.verdict = {Verdict::deny, "the call could not be shown to the user (" + delivered.error().message() + ")"};
+    co_return d;
+  }
   auto answer = co_await frontend->ask_permission(std::move(prompt), cancel);
   co_await asio::dispatch(strand_, asio::use_awaitable);
   if (!answer || *answer == PermissionAnswer::cancelled || cancel.cancelled()) {
@@ -336,11 +342,13 @@ void ToolCallExecutor::audit(const model::ToolCallDone& call, const Decision& de
   entry.created_at_ms = support::unix_millis_now();
   entry.cwd = s_.cwd;
   entry.risk = tools::risk_names(risk.risk);
-  s_.store->stream([entry = std::move(entry)](storage::Connection& db) -> Result<void> {
-    auto id = storage::PermissionStore(db).record(entry);
-    if (!id) return std::move(id).error();
-    return support::ok();
-  });
+  s_.events->store(
+      [entry = std::move(entry)](storage::Connection& db) -> Result<void> {
+        auto id = storage::PermissionStore(db).record(entry);
+        if (!id) return std::move(id).error();
+        return support::ok();
+      },
+      "a permission audit row");
 }
 
 asio::awaitable<Result<tools::ToolResult>> ToolCallExecutor::run(const model::ToolCallDone& call, tools::Tool& tool,

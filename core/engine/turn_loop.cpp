@@ -35,15 +35,16 @@ namespace {
 // Spans of one turn go to the spans table as they end.
 class TurnSpanSink final : public support::SpanSink {
  public:
-  TurnSpanSink(EngineStore& store, std::string turn_id) : store_(store), turn_id_(std::move(turn_id)) {}
+  TurnSpanSink(std::shared_ptr<EventLog> events, std::string turn_id)
+      : events_(std::move(events)), turn_id_(std::move(turn_id)) {}
   void record(support::SpanRecord span) override {
-    store_.stream([turn = turn_id_, span = std::move(span)](storage::Connection& db) {
-      return storage::SpanStore(db).append(turn, span);
-    });
+    events_->store([turn = turn_id_, span = std::move(span)](
+                       storage::Connection& db) { return storage::SpanStore(db).append(turn, span); },
+                   "a span");
   }
 
  private:
-  EngineStore& store_;
+  std::shared_ptr<EventLog> events_;
   std::string turn_id_;
 };
 
@@ -136,7 +137,7 @@ asio::awaitable<Result<TurnOutcome>> Session::prompt(PromptInput input, CancelTo
   }
   auto self = shared_from_this();  // the session outlives its running turn, even if closed meanwhile
   const TurnStart turn = begin_turn(input, cancel);
-  TurnSpanSink sink(*engine_.store, turn.id);
+  TurnSpanSink sink(events_, turn.id);
   support::Tracer tracer(&sink);
   Result<TurnOutcome> outcome = TurnOutcome{};
   Result<void> saved = support::ok();
@@ -162,7 +163,9 @@ asio::awaitable<Result<TurnOutcome>> Session::prompt(PromptInput input, CancelTo
     if (auto usd = turn_cost_.total_usd()) span.set_attribute("cost_usd", *usd);
     saved = co_await end_turn(turn, outcome, span);
   }
-  if (!saved) co_return std::move(saved).error().context("saving the turn");
+  // A turn that failed reports its own cause (a storage failure among them); saving it may well fail
+  // for the same reason, and was logged.
+  if (!saved && outcome) co_return std::move(saved).error().context("saving the turn");
   if (outcome) outcome->turn_id = turn.id;
   co_return outcome;
 }
@@ -172,6 +175,8 @@ Session::TurnStart Session::begin_turn(const PromptInput& input, const CancelTok
   running_.emplace(RunningTurn{turn.id, std::make_unique<support::CancelSource>(cancel)});
   turn.cancel = running_->cancel->token();
   events_->set_turn(turn.id);
+  // A failure between turns was logged when it happened; this turn stops for its own.
+  events_->take_storage_error();
   checkpoints_->begin_turn(turn.id);
   executor_->set_unverified_edits(false);
   executor_->take_verification_runs();  // a slash command's or a context preview's are not this turn's
@@ -185,7 +190,8 @@ Session::TurnStart Session::begin_turn(const PromptInput& input, const CancelTok
   record.seq = ++turn_count_;
   record.input = input.text;
   record.started_at_ms = support::unix_millis_now();
-  engine_.store->stream([record](storage::Connection& db) { return storage::TurnStore(db).begin(record); });
+  events_->store([record](storage::Connection& db) { return storage::TurnStore(db).begin(record); },
+                 "the turn's record");
   return turn;
 }
 
@@ -205,10 +211,10 @@ asio::awaitable<Result<void>> Session::end_turn(const TurnStart& turn, const Res
     w.end_object();
   }
   const std::string stop = outcome ? std::string(stop_reason_id(outcome->stop_reason)) : std::string("error");
-  engine_.store->stream([turn_id = turn.id, stop, turn_meta = std::move(turn_meta),
-                         ended = support::unix_millis_now()](storage::Connection& db) {
-    return storage::TurnStore(db).finish(turn_id, ended, stop, turn_meta);
-  });
+  events_->store(
+      [turn_id = turn.id, stop, turn_meta = std::move(turn_meta), ended = support::unix_millis_now()](
+          storage::Connection& db) { return storage::TurnStore(db).finish(turn_id, ended, stop, turn_meta); },
+      "the turn's end");
   running_.reset();
   if (!turn.command) previous_turn_cost_ = turn_cost_;
   last_turn_id_ = turn.id;
@@ -227,6 +233,15 @@ asio::awaitable<Result<void>> Session::end_turn(const TurnStart& turn, const Res
 
 asio::awaitable<Result<TurnOutcome>> Session::run_turn(PromptInput input, std::string turn_id, CancelToken cancel,
                                                        support::Span& span) {
+  // A database that is failing would lose the turn's history. Whether it is back, one write tells (the
+  // turn's own record, queued by begin_turn, and whatever waited to be stored); if not, the prompt is
+  // refused with the cause.
+  if (engine_.store->worker().health().failing || events_->backlogged()) {
+    if (auto stored = co_await events_->flush(); !stored) {
+      co_return Error(Errc::storage,
+                      fmt::format("the database is failing, so the prompt was not run: {}", stored.error().message()));
+    }
+  }
   // A dollar budget needs a price to be checked: refused, not guessed.
   const std::optional<model::Price> price = model::find_price(model_.model);
   if (auto refused = refuse_unpriced(budgets_, price, model_spec_)) co_return Error(Errc::limit_exceeded, *refused);
@@ -266,6 +281,15 @@ asio::awaitable<Result<TurnOutcome>> Session::run_turn(PromptInput input, std::s
 
   for (std::uint32_t requests = 0;; ++requests) {
     if (cancel.cancelled()) co_return stopped(StopReason::cancelled);
+    // History that could not be stored is not built on (nor paid for): before every model call after the
+    // first, what the last one streamed is stored (one commit without an fsync), or the turn ends with the
+    // cause.
+    if (requests > 0) {
+      if (auto stored = co_await events_->deliver_pending(); !stored) {
+        co_return Error(Errc::storage, fmt::format("the session's history could not be stored, so the turn stopped: {}",
+                                                   stored.error().message()));
+      }
+    }
     if (requests >= settings_.limits.max_turn_requests) {
       emit(
           AgentTextEvent{fmt::format("\n\n[agentd: stopped after {} model requests in one turn (the limit); "
@@ -477,11 +501,13 @@ void Session::record_usage(const model::Usage& usage, const std::string& turn_id
   record.cache_read_tokens = static_cast<std::int64_t>(usage.cache_read_tokens);
   record.cost_usd = cost;
   record.created_at_ms = support::unix_millis_now();
-  engine_.store->stream([record](storage::Connection& db) -> Result<void> {
-    auto id = storage::UsageStore(db).append(record);
-    if (!id) return std::move(id).error();
-    return {};
-  });
+  events_->store(
+      [record](storage::Connection& db) -> Result<void> {
+        auto id = storage::UsageStore(db).append(record);
+        if (!id) return std::move(id).error();
+        return {};
+      },
+      "the model call's usage");
 
   UsageEvent event;
   event.used = usage.total_input_tokens() + usage.output_tokens;

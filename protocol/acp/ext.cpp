@@ -249,6 +249,24 @@ void write_fact_members(JsonWriter& w, const MemoryFact& v) {
 }
 }  // namespace
 
+bool from_json(const JsonIn& in, DatabaseStatus& out) {
+  return in.required("ok", out.ok) && in.required("failedWrites", out.failed_writes) &&
+         in.optional("lastError", out.last_error) && in.optional("lastErrorAt", out.last_error_at);
+}
+void to_json(JsonWriter& w, const DatabaseStatus& v) {
+  w.begin_object().member("ok", v.ok).member("failedWrites", v.failed_writes);
+  w.optional_member("lastError", v.last_error).optional_member("lastErrorAt", v.last_error_at).end_object();
+}
+
+bool from_json(const JsonIn& in, StatusResult& out) {
+  return in.required("version", out.version) && in.required("openSessions", out.open_sessions) &&
+         in.required("database", out.database);
+}
+void to_json(JsonWriter& w, const StatusResult& v) {
+  w.begin_object().member("version", v.version).member("openSessions", v.open_sessions);
+  w.member("database", v.database).end_object();
+}
+
 bool from_json(const JsonIn& in, MemoryFact& out) {
   return in.required("id", out.id) && in.required("text", out.text) && in.required("createdAt", out.created_at);
 }
@@ -337,6 +355,17 @@ Json agentd_meta(Json inner) {
   Json meta = Json::object();
   meta["agentd"] = std::move(inner);
   return meta;
+}
+
+Json to_meta(const InitializeMeta& v) {
+  Json database = Json::object();
+  database["ok"] = v.database.ok;
+  database["failedWrites"] = v.database.failed_writes;
+  if (v.database.last_error) database["lastError"] = *v.database.last_error;
+  if (v.database.last_error_at) database["lastErrorAt"] = *v.database.last_error_at;
+  Json j = Json::object();
+  j["database"] = std::move(database);
+  return wrap(v, std::move(j));
 }
 
 Json to_meta(const UpdateMeta& v) {

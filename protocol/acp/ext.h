@@ -181,6 +181,21 @@ struct ProjectTrustResult {
   std::string trust_file{};
 };
 
+// Whether the session history is being stored: `_agentd/status`'s `database`, and `_meta.agentd.database`
+// of initialize's answer.
+struct DatabaseStatus {
+  bool ok = true;  // false: the latest write failed and none has committed since
+  std::uint64_t failed_writes = 0;
+  std::optional<std::string> last_error{};      // the latest failure's cause
+  std::optional<std::int64_t> last_error_at{};  // Unix epoch milliseconds
+};
+
+struct StatusResult {
+  std::string version{};
+  std::uint64_t open_sessions = 0;
+  DatabaseStatus database{};
+};
+
 struct MemoryFact {
   std::int64_t id = 0;
   std::string text{};
@@ -256,6 +271,8 @@ bool from_json(const support::JsonIn& in, PermissionsAuditResult& out);
 bool from_json(const support::JsonIn& in, EventsReplayResult& out);
 bool from_json(const support::JsonIn& in, ProjectTrustResult& out);
 bool from_json(const support::JsonIn& in, MemoryFact& out);
+bool from_json(const support::JsonIn& in, DatabaseStatus& out);
+bool from_json(const support::JsonIn& in, StatusResult& out);
 bool from_json(const support::JsonIn& in, MemoryAddResult& out);
 bool from_json(const support::JsonIn& in, MemoryListResult& out);
 bool from_json(const support::JsonIn& in, CheckpointFileChange& out);
@@ -288,6 +305,8 @@ void to_json(support::JsonWriter& w, const PermissionsAuditResult& v);
 void to_json(support::JsonWriter& w, const EventsReplayResult& v);
 void to_json(support::JsonWriter& w, const ProjectTrustResult& v);
 void to_json(support::JsonWriter& w, const MemoryFact& v);
+void to_json(support::JsonWriter& w, const DatabaseStatus& v);
+void to_json(support::JsonWriter& w, const StatusResult& v);
 void to_json(support::JsonWriter& w, const MemoryAddResult& v);
 void to_json(support::JsonWriter& w, const MemoryListResult& v);
 void to_json(support::JsonWriter& w, const CheckpointFileChange& v);
@@ -299,6 +318,12 @@ void to_json(support::JsonWriter& w, const CheckpointsRestoreResult& v);
 // ---- `_meta.agentd` payloads ---------------------------------------------------------------------------
 // ACP types carry `_meta` as Json, so these are built as Json: to_meta(v) is the whole `_meta` object,
 // {"agentd": {...}} (with the payload one level down, under kKey, when kKey is not empty).
+
+// initialize's answer: whether the database is storing history (as _agentd/status says).
+struct InitializeMeta {
+  static constexpr std::string_view kKey{};
+  DatabaseStatus database{};
+};
 
 // session/update notifications: the per-session sequence number clients replay from.
 struct UpdateMeta {
@@ -385,6 +410,7 @@ struct PermissionRequestMeta {
 // {"agentd": inner}: for payloads the engine builds itself (a tool call update's details).
 support::Json agentd_meta(support::Json inner);
 
+support::Json to_meta(const InitializeMeta& v);
 support::Json to_meta(const UpdateMeta& v);
 support::Json to_meta(const PromptMeta& v);
 support::Json to_meta(const UsageMeta& v);

@@ -8,7 +8,8 @@
 namespace agentd::protocol::acp::ext::method {
 
 // Handled by the agent (us). Params and results are in protocol/acp/ext.h.
-inline constexpr std::string_view kPing = "_agentd/ping";  // allowed before initialize
+inline constexpr std::string_view kPing = "_agentd/ping";      // allowed before initialize
+inline constexpr std::string_view kStatus = "_agentd/status";  // allowed before initialize
 inline constexpr std::string_view kTraceGet = "_agentd/trace/get";
 inline constexpr std::string_view kCostGet = "_agentd/cost/get";
 inline constexpr std::string_view kPermissionsList = "_agentd/permissions/list";

@@ -95,6 +95,7 @@ void to_json(JsonWriter& w, const InitializeResponse& v) {
   w.member("agentCapabilities", v.agent_capabilities);
   w.member("agentInfo", v.agent_info);
   w.key("authMethods").begin_array().end_array();
+  if (v.meta.is_object()) w.member("_meta", v.meta);
   w.end_object();
 }
 

@@ -68,6 +68,7 @@ struct InitializeResponse {
   std::uint32_t protocol_version = kProtocolVersion;
   AgentCapabilities agent_capabilities;
   Implementation agent_info;
+  support::Json meta{};  // written as `_meta` when an object
 };
 
 // The version we answer with: the client's when we speak it, else the latest we do (the client then

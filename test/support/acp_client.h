@@ -53,6 +53,9 @@ class AcpClient {
   // request reaching the mock model).
   void run_for(std::chrono::milliseconds duration);
 
+  // The daemon's parts, for a test that acts on them directly (its database, say).
+  daemon::Host& host() noexcept { return *host_; }
+
  private:
   std::unique_ptr<daemon::Host> host_;
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;

@@ -3,6 +3,7 @@
 // the disk), and the extension methods _agentd/trace/get, _agentd/cost/get and _agentd/events/replay.
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 #include <vector>
@@ -43,7 +44,7 @@ struct Fixture {
   std::unique_ptr<testing::AcpClient> agentd;
   std::string session;
 
-  Fixture(bool client_reads_files, std::string_view script_text) {
+  Fixture(bool client_reads_files, std::string_view script_text, bool client_writes_files = false) {
     std::filesystem::create_directories(dir.file("work"));
     std::ofstream(dir.file("work/notes.txt")) << "text on disk\n";
     auto script = mock_model::parse_script(*support::parse_json(script_text), dir.path());
@@ -54,7 +55,8 @@ struct Fixture {
     agentd = testing::start_in_process_with_mock(dir, mock->url());
     request(*agentd, 0, "initialize",
             std::string(R"({"protocolVersion":1,"clientCapabilities":{"fs":{"readTextFile":)") +
-                (client_reads_files ? "true" : "false") + R"(,"writeTextFile":false}}})");
+                (client_reads_files ? "true" : "false") + R"(,"writeTextFile":)" +
+                (client_writes_files ? "true" : "false") + "}}}");
     Json created = request(*agentd, 1, "session/new", R"({"cwd":")" + dir.file("work") + R"(","mcpServers":[]})");
     session = created["result"]["sessionId"].is_string() ? created["result"]["sessionId"].as_string() : "";
     EXPECT_FALSE(session.empty()) << created.dump();
@@ -88,6 +90,61 @@ TEST(AcpSession, ReadsGoThroughTheEditorWhenItOffersFiles) {
   auto requests = f.mock->requests();
   ASSERT_EQ(requests.size(), 2U);
   EXPECT_TRUE(requests[1]["expectation_failures"].size() == 0) << requests[1]["expectation_failures"].dump();
+}
+
+// An editor that serves reads and writes: the model edits the unsaved buffer, the edit goes back through
+// fs/write_text_file (after the tool call the client is drawing), and the disk is left to the editor.
+TEST(AcpSession, EditsOfAnUnsavedBufferGoThroughTheEditor) {
+  constexpr std::string_view script = R"({"exchanges": [
+    {"name": "read", "response": {"generate": {"provider": "anthropic", "text": "Reading.",
+       "tool_calls": [{"id": "toolu_r", "name": "read_file", "input": {"path": "notes.txt"}}],
+       "usage": {"input_tokens": 100, "output_tokens": 20}}}},
+    {"name": "edit", "response": {"generate": {"provider": "anthropic", "text": "Editing.",
+       "tool_calls": [{"id": "toolu_e", "name": "edit_file",
+                       "input": {"path": "notes.txt", "old_string": "unsaved", "new_string": "edited"}}],
+       "usage": {"input_tokens": 120, "output_tokens": 20}}}},
+    {"name": "answer", "expect": {"body_contains": "Edited notes.txt"},
+     "response": {"generate": {"provider": "anthropic", "text": "Done.",
+       "usage": {"input_tokens": 150, "output_tokens": 10}}}}]})";
+  Fixture f(true, script, true);
+  request(*f.agentd, 2, "session/set_mode", R"({"sessionId":")" + f.session + R"(","modeId":"acceptEdits"})");
+  std::string buffer = "unsaved editor text\n";
+  std::vector<std::string> written;
+  bool saw_edit_call = false;
+  Json answer = request(
+      *f.agentd, 3, "session/prompt",
+      R"({"sessionId":")" + f.session + R"(","prompt":[{"type":"text","text":"edit it"}]})", [&](const Json& m) {
+        const Json& update = m["params"]["update"];
+        if (update["sessionUpdate"] == Json("tool_call") && update["toolCallId"] == Json("toolu_e")) {
+          saw_edit_call = true;
+        }
+        if (m["method"] == Json("fs/read_text_file")) {
+          Json reply = Json::object();
+          reply.set("jsonrpc", "2.0");
+          reply.set("id", m["id"]);
+          Json result = Json::object();
+          result.set("content", buffer);
+          reply.set("result", std::move(result));
+          f.agentd->write(reply.dump() + "\n");
+        } else if (m["method"] == Json("fs/write_text_file")) {
+          EXPECT_TRUE(saw_edit_call) << "the client sees the tool call before the write made for it";
+          EXPECT_EQ(m["params"]["path"].as_string(), std::filesystem::canonical(f.dir.file("work/notes.txt")).string());
+          buffer = m["params"]["content"].as_string();
+          written.push_back(buffer);
+          f.agentd->write(R"({"jsonrpc":"2.0","id":)" + m["id"].dump() +
+                          R"(,"result":null})"
+                          "\n");
+        }
+      });
+  EXPECT_EQ(answer["result"]["stopReason"], Json("end_turn")) << answer.dump();
+  ASSERT_EQ(written.size(), 1U);
+  EXPECT_EQ(written[0], "edited editor text\n");
+  std::ifstream disk(f.dir.file("work/notes.txt"));
+  std::string on_disk((std::istreambuf_iterator<char>(disk)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(on_disk, "text on disk\n") << "the editor saves; agentd did not write the disk";
+  auto requests = f.mock->requests();
+  ASSERT_EQ(requests.size(), 3U);
+  EXPECT_TRUE(requests[2]["expectation_failures"].size() == 0) << requests[2]["body"].dump();
 }
 
 TEST(AcpSession, WithoutTheEditorReadsComeFromDisk) {

@@ -171,6 +171,33 @@ TEST(Checkpoints, UndoRedoAndConflictRoundTrip) {
   EXPECT_TRUE(closed.contains("error")) << closed.dump();
 }
 
+// A large file's pre-image is kept in a blob file next to the database (not in a database transaction,
+// where writing it would hold the write lock every session's events wait for), and undo reads it back.
+TEST(Checkpoints, ALargeFilesPreImageLivesInABlobFileAndUndoPutsItBack) {
+  Fixture f;
+  const fs::path notes = f.work / "notes.txt";
+  std::string large = "text on disk\n";
+  for (int i = 0; large.size() < (std::size_t{1} << 20); ++i) large += "padding line " + std::to_string(i) + "\n";
+  std::ofstream(notes, std::ios::trunc | std::ios::binary) << large;
+
+  f.prompt("change the notes");
+  EXPECT_EQ(slurp(notes).substr(0, 12), "edited text\n");
+  const fs::path blobs = f.dir.file("agentd.db.blobs");
+  std::size_t files = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(blobs)) {
+    if (entry.is_regular_file()) {
+      ++files;
+      EXPECT_EQ(slurp(entry.path()), large);
+    }
+  }
+  EXPECT_EQ(files, 1U);
+
+  std::string reply;
+  f.prompt("/undo", &reply);
+  EXPECT_NE(reply.find("restored notes.txt"), std::string::npos) << reply;
+  EXPECT_EQ(slurp(notes), large);
+}
+
 // The prompt's answer says what verified the turn's change: here nothing did, and the project's test
 // command is what was not run (_meta.agentd.verification, issue: "what a turn verified").
 TEST(Checkpoints, TheAnswerSaysWhatVerifiedTheChange) {

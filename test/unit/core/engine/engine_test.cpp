@@ -44,7 +44,8 @@ TEST(EngineEvents, EveryKindSurvivesTheLog) {
   update.raw_input = Json::object();
   update.raw_input->set("path", "a.txt");
   update.text = "wrote 2 lines";
-  update.diffs = {tools::ToolDiff{"/w/a.txt", std::nullopt, "x\ny\n"}, tools::ToolDiff{"/w/b.txt", "o", "n"}};
+  update.diffs = {tools::ToolDiff{"/w/a.txt", std::nullopt, "x\ny\n", 0, false},
+                  tools::ToolDiff{"/w/b.txt", "o", "n", 12, true}};
   update.locations = {"/w/a.txt"};
   update.meta = Json::object();
   update.meta.set("newHash", "sha256:ab");
@@ -55,6 +56,9 @@ TEST(EngineEvents, EveryKindSurvivesTheLog) {
   ASSERT_EQ(u.diffs.size(), 2U);
   EXPECT_FALSE(u.diffs[0].old_text.has_value());
   EXPECT_EQ(u.diffs[1].old_text, "o");
+  EXPECT_EQ(u.diffs[0].first_line, 0U);
+  EXPECT_EQ(u.diffs[1].first_line, 12U);
+  EXPECT_TRUE(u.diffs[1].cut);
   EXPECT_EQ(u.locations, update.locations);
   EXPECT_EQ(u.meta, update.meta);
 
