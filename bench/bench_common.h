@@ -67,6 +67,7 @@ class Samples {
   void add(double value) { values_.push_back(value); }
   bool empty() const noexcept { return values_.empty(); }
   std::size_t size() const noexcept { return values_.size(); }
+  const std::vector<double>& values() const noexcept { return values_; }
 
   double percentile(double p) const {
     if (values_.empty()) return 0;
