@@ -350,7 +350,10 @@ Result<void> Session::switch_model(const std::string& spec) {
   if (!config) return std::move(config).error();
   model_ = std::move(*config);
   client_.reset();
-  model_spec_ = fmt::format("{}:{}", model::provider_name(model_.provider), model_.model);
+  // Kept as the user spelled it: a name from the config's `models` stays that name (the client's model
+  // selector shows the choice that was made, and a session loaded later resolves it again), as the model
+  // a session starts with is kept.
+  model_spec_ = spec;
   persist_metadata();
   emit(ModelChangedEvent{model_spec_});
   return support::ok();

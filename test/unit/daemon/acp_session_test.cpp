@@ -163,6 +163,32 @@ TEST(AcpSession, WithoutTheEditorReadsComeFromDisk) {
 // A response cut at the output limit (or refused) while it makes tool calls: the calls are not run, each
 // gets an error result the model can act on, and the next prompt's request is valid (every call has its
 // result) instead of an HTTP 400 forever after.
+// A model chosen by its name in the config's `models` stays that name: the answer's currentValue and the
+// option list show the choice that was made (not the provider:model it resolves to, added as a new choice).
+TEST(AcpSession, AModelChosenByItsConfigNameKeepsThatName) {
+  testing::SessionFixture f("", [](const std::filesystem::path& work) {
+    const auto config = work.parent_path() / "config" / "agentd";
+    std::filesystem::create_directories(config);
+    std::ofstream(config / "config.json")
+        << R"({"models": {"fast": {"provider": "anthropic", "model": "claude-haiku-4-5"}}})";
+  });
+  Json set = request(*f.agentd, 5, "session/set_config_option",
+                     R"({"sessionId":")" + f.session + R"(","configId":"model","value":"fast"})");
+  ASSERT_TRUE(set["result"]["configOptions"].is_array()) << set.dump();
+  const Json& option = set["result"]["configOptions"].as_array().at(0);
+  EXPECT_EQ(option["currentValue"], Json("fast")) << set.dump();
+  std::vector<std::string> values;
+  for (const Json& choice : option["options"].as_array()) values.push_back(choice["value"].as_string());
+  EXPECT_EQ(values, (std::vector<std::string>{"anthropic:claude-sonnet-4-5", "fast"})) << set.dump();
+  std::vector<Json> updates;
+  f.prompt("/model", &updates);
+  std::string text;
+  for (const Json& u : updates) {
+    if (u["update"]["sessionUpdate"] == Json("agent_message_chunk")) text += u["update"]["content"]["text"].as_string();
+  }
+  EXPECT_NE(text.find("Model: fast"), std::string::npos) << text;
+}
+
 TEST(AcpSession, CallsOfACutResponseGetResultsAndTheSessionGoesOn) {
   for (const std::string stop : {"max_tokens", "refusal"}) {
     const std::string script = R"({"exchanges": [
