@@ -234,9 +234,10 @@ Result<std::int64_t> CheckpointStore::prune_blobs() {
   std::int64_t removed = db_.changes();
   const std::filesystem::path dir = blob_directory(db_.path());
   if (dir.empty()) return removed;
-  // The rows are gone (this runs in the caller's transaction): a file removed before a rollback would
-  // leave a row without its bytes, so files go only once the rows are deleted, and a failure here leaves
-  // an orphan file for the next prune rather than a broken row.
+  // This runs inside the caller's transaction, so the files go before the deletes commit. If the commit
+  // then fails, the rows come back without their files; that is harmless, because these rows are the
+  // ones no change refers to: nothing will read them, and the next prune deletes them again. A file that
+  // cannot be removed is logged and left for the next prune.
   for (const auto& hash : files) {
     if (auto gone = remove_blob_file(dir, hash); !gone) support::log::warn("{}", gone.error().message());
   }
