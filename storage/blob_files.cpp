@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include "core/support/unique_fd.h"
+
 namespace agentd::storage {
 
 namespace fs = std::filesystem;
@@ -38,27 +40,13 @@ fs::path blob_path(const fs::path& dir, std::string_view hash) {
   return dir / std::string(hash.substr(0, 2)) / std::string(hash);
 }
 
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 Result<void> make_private_directory(const fs::path& dir) {
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return errno_error(errno, "cannot create", dir);
   return support::ok();
 }
 
 Result<void> fsync_directory(const fs::path& dir) {
-  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  const support::UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (fd.get() < 0) return errno_error(errno, "cannot open", dir);
   if (::fsync(fd.get()) != 0) return errno_error(errno, "cannot fsync", dir);
   return support::ok();
@@ -85,7 +73,7 @@ Result<void> write_blob_file(const fs::path& dir, std::string_view hash, std::st
   static std::atomic<std::uint64_t> counter{0};
   const fs::path temporary =
       sub / fmt::format("{}{}-{}-{}", kTemporaryPrefix, hash.substr(0, 16), ::getpid(), counter.fetch_add(1));
-  Fd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+  const support::UniqueFd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (fd.get() < 0) return errno_error(errno, "cannot create", temporary);
   auto fail = [&](int err, std::string_view what) {
     ::unlink(temporary.c_str());
@@ -109,7 +97,7 @@ Result<std::optional<std::string>> read_blob_file(const fs::path& dir, std::stri
                                                   std::uint64_t expected_size) {
   if (!valid_hash(hash)) return Error(Errc::invalid_argument, fmt::format("not a SHA-256 hex digest: {}", hash));
   const fs::path path = blob_path(dir, hash);
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  const support::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
   if (fd.get() < 0) {
     if (errno == ENOENT) return std::optional<std::string>();
     return errno_error(errno, "cannot open", path);

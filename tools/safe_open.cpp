@@ -38,18 +38,6 @@ Error component_error(int err, int dir_fd, const std::filesystem::path& reached,
 
 }  // namespace
 
-FileDescriptor& FileDescriptor::operator=(FileDescriptor&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = std::exchange(other.fd_, -1);
-  }
-  return *this;
-}
-
-FileDescriptor::~FileDescriptor() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
 support::Result<FileDescriptor> open_directory_nofollow(const std::filesystem::path& absolute) {
   if (!absolute.is_absolute()) {
     return support::make_error(Errc::invalid_argument, "{} is not an absolute path", absolute.string());

@@ -5,29 +5,13 @@
 #pragma once
 
 #include <filesystem>
-#include <utility>
 
 #include "core/support/result.h"
+#include "core/support/unique_fd.h"
 
 namespace agentd::tools {
 
-// Closes the descriptor on every path out.
-class FileDescriptor {
- public:
-  FileDescriptor() noexcept = default;
-  explicit FileDescriptor(int fd) noexcept : fd_(fd) {}
-  FileDescriptor(FileDescriptor&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  FileDescriptor& operator=(FileDescriptor&& other) noexcept;
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  ~FileDescriptor();
-
-  int get() const noexcept { return fd_; }
-  bool valid() const noexcept { return fd_ >= 0; }
-
- private:
-  int fd_ = -1;
-};
+using FileDescriptor = support::UniqueFd;
 
 // Opens the directory `absolute` (O_RDONLY | O_DIRECTORY), walking down from `/` one component at a time
 // without following a symlink anywhere. Errc::not_found when a component is missing; Errc::conflict, with a

@@ -21,6 +21,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include "core/support/unique_fd.h"
 #include "tools/process.h"
 #include "tools/sandbox.h"
 
@@ -39,21 +40,6 @@ constexpr std::array<std::string_view, 8> kTransports = {"ext", "file", "git", "
 
 // How much of git's stderr is kept: its first line makes the note.
 constexpr std::size_t kStderrBytes = std::size_t{64} << 10;
-
-// A descriptor closed when this goes.
-class OwnedFd {
- public:
-  explicit OwnedFd(int fd) : fd_(fd) {}
-  OwnedFd(const OwnedFd&) = delete;
-  OwnedFd& operator=(const OwnedFd&) = delete;
-  ~OwnedFd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const noexcept { return fd_; }
-
- private:
-  int fd_;
-};
 
 std::string first_line(std::string_view text) {
   const std::size_t nl = text.find('\n');
@@ -193,7 +179,7 @@ class Git {
     process.capture_tail_bytes = 0;
     process.sandbox = sandbox_ ? &*sandbox_ : nullptr;
     // stderr apart from stdout, or a warning could land inside the porcelain records.
-    const OwnedFd err(::memfd_create("agentd-git-stderr", MFD_CLOEXEC));
+    const support::UniqueFd err(::memfd_create("agentd-git-stderr", MFD_CLOEXEC));
     if (err.get() < 0) return support::make_error(Errc::io, "memfd_create: {}", std::strerror(errno));
     process.stderr_fd = err.get();
 
