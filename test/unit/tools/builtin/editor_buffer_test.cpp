@@ -225,5 +225,31 @@ TEST_F(EditorBufferTest, NewFilesAreCreatedOnDisk) {
   EXPECT_TRUE(editor_->writes.empty());
 }
 
+// A hostile model cannot reach past the workspace or into a protected file through the editor: the path
+// guard decides before any buffer is read or written, even when the editor holds a buffer for the target.
+TEST_F(EditorBufferTest, TheEditorNeverWritesWhatThePathGuardRefuses) {
+  use_editor(true);
+  const std::string outside = (h_.outside() / "victim.txt").string();
+  testing::write_text(outside, "theirs\n");
+  editor_->buffers[outside] = "theirs\n";
+  h_.write(".env", "KEY=1\n");
+  editor_->buffers[path(".env")] = "KEY=1\n";
+  for (const std::string& target : {std::string("../outside/victim.txt"), outside, std::string(".env")}) {
+    auto edited = h_.run(*edit_tool_, edit_input(target, "theirs", "mine"));
+    ASSERT_TRUE(edited) << edited.error().message();
+    EXPECT_FALSE(edited->ok) << target;
+    Json write = Json::object();
+    write.set("path", target);
+    write.set("content", "mine\n");
+    auto written = h_.run(*write_tool_, write);
+    ASSERT_TRUE(written) << written.error().message();
+    EXPECT_FALSE(written->ok) << target;
+  }
+  EXPECT_TRUE(editor_->writes.empty());
+  EXPECT_EQ(editor_->reads, 0);
+  EXPECT_EQ(testing::read_text(outside), "theirs\n");
+  EXPECT_EQ(testing::read_text(h_.path(".env")), "KEY=1\n");
+}
+
 }  // namespace
 }  // namespace agentd::tools
