@@ -87,12 +87,13 @@ inline long unpaired_tool_calls(const support::Json& body) {
 // A mock model server playing the script `script_json` (files it names are relative to `dir`); throws
 // what went wrong.
 inline std::unique_ptr<mock_model::MockModelServer> start_mock(std::string_view script_json,
-                                                               const std::filesystem::path& dir) {
+                                                               const std::filesystem::path& dir,
+                                                               mock_model::ServerOptions options = {}) {
   auto parsed = support::parse_json(script_json);
   if (!parsed) throw std::runtime_error("mock script: " + parsed.error().message());
   auto script = mock_model::parse_script(*parsed, dir);
   if (!script) throw std::runtime_error("mock script: " + script.error().message());
-  auto mock = mock_model::MockModelServer::start(std::move(*script));
+  auto mock = mock_model::MockModelServer::start(std::move(*script), std::move(options));
   if (!mock) throw std::runtime_error(mock.error().message());
   return std::move(*mock);
 }

@@ -9,8 +9,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -35,16 +40,64 @@ using namespace std::chrono_literals;
 constexpr int kBigFiles = 3;
 constexpr std::size_t kBigFileBytes = (16u << 20) - 4096;
 
-// A's model: one long reply, sent as 300 text deltas of 40 bytes, one network write every 4 ms.
+// A's model: one long reply of 300 text deltas of 40 bytes, one SSE event per network write, one write
+// every 4 ms. Each delta starts with its marker `@NNNNN`, so the client can tell which write carried the
+// last delta of each update it receives, and how long that delta took through agentd.
+constexpr int kDeltas = 300;
+constexpr std::size_t kDeltaBytes = 40;
 std::string stream_script() {
   std::string text;
-  while (text.size() < 300 * 40) text += "stream ";
-  text.resize(300 * 40);
+  for (int d = 0; d < kDeltas; ++d) {
+    std::string piece = fmt::format("@{:05d} ", d);
+    while (piece.size() < kDeltaBytes) piece += "stream ";
+    piece.resize(kDeltaBytes);
+    text += piece;
+  }
   return fmt::format(R"({{"loop": true, "exchanges": [{{"name": "stream", "response": {{
-      "generate": {{"provider": "anthropic", "text": "{}", "text_piece_bytes": 40}},
-      "chunk_size": 170, "chunk_delay_ms": 4}}}}]}})",
-                     text);
+      "generate": {{"provider": "anthropic", "text": "{}", "text_piece_bytes": {}}},
+      "chunk_delay_ms": 4}}}}]}})",
+                     text, kDeltaBytes);
 }
+
+// The markers `@NNNNN` in `text`, in order.
+std::vector<int> markers_in(std::string_view text) {
+  std::vector<int> out;
+  for (std::size_t at = text.find('@'); at != std::string_view::npos; at = text.find('@', at + 1)) {
+    if (at + 6 > text.size()) break;
+    int value = 0;
+    bool digits = true;
+    for (std::size_t i = at + 1; i < at + 6; ++i) {
+      if (text[i] < '0' || text[i] > '9') digits = false;
+      value = value * 10 + (text[i] - '0');
+    }
+    if (digits) out.push_back(value);
+  }
+  return out;
+}
+
+// When each marker of the current reply left A's mock (written on the mock's thread, read on the client's).
+class SendTimes {
+ public:
+  void clear() {
+    std::lock_guard lock(mutex_);
+    at_.clear();
+  }
+  void written(std::string_view piece) {
+    const auto now = Clock::now();
+    std::lock_guard lock(mutex_);
+    for (int m : markers_in(piece)) at_.emplace(m, now);
+  }
+  std::optional<Clock::time_point> of(int marker) const {
+    std::lock_guard lock(mutex_);
+    auto it = at_.find(marker);
+    if (it == at_.end()) return std::nullopt;
+    return it->second;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<int, Clock::time_point> at_;
+};
 
 // B's model: each turn reads the big files' first lines, edits the marker line of each big file (three edit_file calls
 // in one response, 50 MB rewritten), puts them back the same way, then answers.
@@ -75,17 +128,20 @@ std::string edit_script() {
 }
 
 struct Run {
-  Samples gaps;     // ms between consecutive agent_message_chunk updates of A
-  int b_turns = 0;  // B's turns that ended while A streamed
-  int b_edits = 0;  // of B's edit_file calls, those completed while A streamed
+  Samples latency;    // ms from the mock's write of a delta to the client's receipt of the update carrying it
+  Samples gaps;       // ms between consecutive agent_message_chunk updates of A
+  int b_turns = 0;    // B's turns that ended while A streamed
+  int b_edits = 0;    // of B's edit_file calls, those completed while A streamed
+  int unmatched = 0;  // updates of A whose delta the mock never said it wrote (a broken measurement)
 };
 
 // A streams `turns` replies; when `edits` is set, B keeps editing the whole time.
-Run measure(RpcClient& client, const std::string& a, const std::string& b, int turns, bool edits) {
+Run measure(RpcClient& client, SendTimes& sent, const std::string& a, const std::string& b, int turns, bool edits) {
   Run run;
   std::set<std::string> edit_calls;  // B's edit_file calls not yet completed
   int b_prompt = edits ? client.send("session/prompt", RpcClient::prompt_params(b, "edit the big files")) : -1;
   for (int t = 0; t < turns; ++t) {
+    sent.clear();
     const int a_prompt = client.send("session/prompt", RpcClient::prompt_params(a, "stream"));
     Clock::time_point last{};
     for (bool done = false; !done;) {
@@ -100,6 +156,13 @@ Run measure(RpcClient& client, const std::string& a, const std::string& b, int t
           const auto now = Clock::now();
           if (last != Clock::time_point{}) run.gaps.add(ms_between(last, now));
           last = now;
+          const Json& text = params["update"]["content"]["text"];
+          const std::vector<int> markers = text.is_string() ? markers_in(text.as_string()) : std::vector<int>{};
+          const auto written = markers.empty() ? std::nullopt : sent.of(markers.back());
+          if (written)
+            run.latency.add(ms_between(*written, now));
+          else
+            ++run.unmatched;
         } else if (params["sessionId"].as_string() == b && (kind == "tool_call" || kind == "tool_call_update")) {
           // The kind comes with the tool_call; its completion is a later tool_call_update of the same id.
           const Json& update = params["update"];
@@ -149,7 +212,10 @@ int main(int argc, char** argv) try {
       written += line.size();
     }
   }
-  auto mock_a = agentd::bench::start_mock(stream_script(), dir.path());
+  SendTimes sent;
+  agentd::mock_model::ServerOptions a_options;
+  a_options.on_body_write = [&sent](std::string_view piece) { sent.written(piece); };
+  auto mock_a = agentd::bench::start_mock(stream_script(), dir.path(), std::move(a_options));
   auto mock_b = agentd::bench::start_mock(edit_script(), dir.path());
   std::filesystem::create_directories(dir.path() / "cfg" / "agentd");
   {
@@ -178,25 +244,36 @@ int main(int argc, char** argv) try {
   if (!mode.contains("result")) throw std::runtime_error("set_mode: " + mode.dump());
 
   const int turns = quick ? 3 : 10;
-  measure(client, a, b, 1, false);  // warm-up
-  const Run idle = measure(client, a, b, turns, false);
-  const Run busy = measure(client, a, b, turns, true);
-  const Run idle_after = measure(client, a, b, turns, false);
+  measure(client, sent, a, b, 1, false);  // warm-up
+  const Run idle = measure(client, sent, a, b, turns, false);
+  const Run busy = measure(client, sent, a, b, turns, true);
+  const Run idle_after = measure(client, sent, a, b, turns, false);
   if (busy.b_edits == 0) throw std::runtime_error("session B completed no edit while A streamed");
 
   Samples baseline = idle.gaps;
   for (double g : idle_after.gaps.values()) baseline.add(g);
-  const double added_p99 = busy.gaps.percentile(99) - baseline.percentile(99);
-  std::printf("agentd_bench_io_isolation: session A streams %d replies of 300 deltas (one network write every 4 ms);\n",
-              turns);
+  Samples quiet = idle.latency;
+  for (double l : idle_after.latency.values()) quiet.add(l);
+  const int unmatched = idle.unmatched + busy.unmatched + idle_after.unmatched;
+  if (unmatched > 0 || quiet.empty() || busy.latency.empty())
+    throw std::runtime_error(fmt::format("{} of A's updates carried no delta the mock had written", unmatched));
+  const double added_p99 = busy.latency.percentile(99) - quiet.percentile(99);
+  std::printf("agentd_bench_io_isolation: session A streams %d replies of %d deltas (one network write every 4 ms);\n",
+              turns, kDeltas);
   std::printf(
       "  session B edits %d files of %.1f MB meanwhile (%.0f MB rewritten per round): %d edit_file calls\n"
       "  completed in %d turns while A streamed\n",
       kBigFiles, kBigFileBytes / 1e6, kBigFiles * kBigFileBytes / 1e6, busy.b_edits, busy.b_turns);
-  std::printf("  gap between A's deltas, B idle     median %6.2f ms  p99 %6.2f ms  max %7.2f ms  (%zu gaps)\n",
-              baseline.median(), baseline.percentile(99), baseline.max(), baseline.size());
-  std::printf("  gap between A's deltas, B editing  median %6.2f ms  p99 %6.2f ms  max %7.2f ms  (%zu gaps)\n",
-              busy.gaps.median(), busy.gaps.percentile(99), busy.gaps.max(), busy.gaps.size());
+  std::printf(
+      "  delta latency (mock wrote -> client got), B idle     median %5.2f ms  p99 %6.2f ms  max %7.2f ms  (%zu)\n",
+      quiet.median(), quiet.percentile(99), quiet.max(), quiet.size());
+  std::printf(
+      "  delta latency (mock wrote -> client got), B editing  median %5.2f ms  p99 %6.2f ms  max %7.2f ms  (%zu)\n",
+      busy.latency.median(), busy.latency.percentile(99), busy.latency.max(), busy.latency.size());
+  std::printf("  gap between A's updates, B idle     median %6.2f ms  p99 %6.2f ms  max %7.2f ms\n", baseline.median(),
+              baseline.percentile(99), baseline.max());
+  std::printf("  gap between A's updates, B editing  median %6.2f ms  p99 %6.2f ms  max %7.2f ms\n", busy.gaps.median(),
+              busy.gaps.percentile(99), busy.gaps.max());
   std::printf("  added p99 latency per delta %6.2f ms   (target < 1 ms)  %s\n", added_p99,
               agentd::bench::pass_word(added_p99 < 1.0));
   agentd.close_stdin();

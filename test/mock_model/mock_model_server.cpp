@@ -442,6 +442,7 @@ asio::awaitable<bool> MockModelServer::Impl::play(tcp::socket& socket, const Res
     const std::string_view chunk_end = chunked && data.size() == piece.size() ? "\r\n" : "";
     const std::array<asio::const_buffer, 3> buffers{asio::buffer(size_line), asio::buffer(data),
                                                     asio::buffer(chunk_end.data(), chunk_end.size())};
+    if (options.on_body_write) options.on_body_write(data);
     auto [ec, n] = co_await asio::async_write(socket, buffers, kNoThrow);
     if (ec) co_return false;
     sent += data.size();

@@ -7,8 +7,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/support/json.h"
@@ -21,6 +23,9 @@ struct ServerOptions {
   std::uint16_t port = 0;            // 0: the system picks a free port
   std::string record_file;           // when set, every recorded request is appended here as one JSON line
   std::filesystem::path script_dir;  // resolves file references in scripts posted to /_mock/script
+  // Called on the server's thread with each piece of a response body just before it is written to the
+  // socket: a benchmark timestamps what it sends (latency = received - sent).
+  std::function<void(std::string_view piece)> on_body_write;
 };
 
 class MockModelServer {
