@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <random>
@@ -11,6 +12,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include "core/support/preempt.h"
 #include "tools/safe_open.h"
 
 namespace agentd::tools {
@@ -34,13 +36,15 @@ std::string temp_name(const std::string& name) {
 
 support::Result<void> write_all(int fd, std::string_view bytes, const std::filesystem::path& temp) {
   while (!bytes.empty()) {
-    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    // A few slices per write(2), with a preemption point between (core/support/preempt.h).
+    const ssize_t n = ::write(fd, bytes.data(), std::min(bytes.size(), support::kPreemptSliceBytes * 4));
     if (n < 0) {
       const int err = errno;
       if (err == EINTR) continue;
       return io_error(err, fmt::format("cannot write {}", temp.string()));
     }
     bytes.remove_prefix(static_cast<std::size_t>(n));
+    if (!bytes.empty()) support::preemption_point();
   }
   return support::ok();
 }

@@ -3,13 +3,67 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <unordered_map>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "core/support/preempt.h"
+
 namespace agentd::tools {
+
+namespace {
+
+// How many bytes `a` and `b` share from the start (`from_end`: from the end), at most `limit`.
+std::size_t common_bytes(std::string_view a, std::string_view b, std::size_t limit, bool from_end) {
+  constexpr std::size_t kBlock = 4096;
+  const auto at = [from_end](std::string_view s, std::size_t i, std::size_t n) {
+    return from_end ? s.data() + s.size() - i - n : s.data() + i;
+  };
+  std::size_t i = 0;
+  while (i + kBlock <= limit && std::memcmp(at(a, i, kBlock), at(b, i, kBlock), kBlock) == 0) {
+    i += kBlock;
+    if (i % support::kPreemptSliceBytes == 0) support::preemption_point();
+  }
+  while (i < limit && *at(a, i, 1) == *at(b, i, 1)) ++i;
+  return i;
+}
+
+}  // namespace
+
+std::size_t common_prefix_bytes(std::string_view a, std::string_view b) {
+  return common_bytes(a, b, std::min(a.size(), b.size()), false);
+}
+
+std::size_t common_suffix_bytes(std::string_view a, std::string_view b, std::size_t limit) {
+  return common_bytes(a, b, std::min({limit, a.size(), b.size()}), true);
+}
+
+std::size_t line_start_before(std::string_view text, std::size_t at, std::size_t lines) {
+  std::size_t start = at;
+  while (start > 0 && text[start - 1] != '\n') --start;
+  for (std::size_t i = 0; i < lines && start > 0; ++i) {
+    --start;
+    while (start > 0 && text[start - 1] != '\n') --start;
+  }
+  return start;
+}
+
+std::size_t line_end_after(std::string_view text, std::size_t at, std::size_t lines) {
+  std::size_t end = at;
+  if (end > 0 && text[end - 1] != '\n') {
+    const std::size_t nl = text.find('\n', end);
+    end = nl == std::string_view::npos ? text.size() : nl + 1;
+  }
+  for (std::size_t i = 0; i < lines && end < text.size(); ++i) {
+    const std::size_t nl = text.find('\n', end);
+    end = nl == std::string_view::npos ? text.size() : nl + 1;
+  }
+  return end;
+}
+
 namespace {
 
 using support::Errc;
@@ -181,10 +235,26 @@ void append_line(std::string& out, char prefix, std::string_view line) {
 UnifiedDiff unified_diff(std::string_view before, std::string_view after, const DiffOptions& options) {
   UnifiedDiff diff;
   if (before == after) return diff;
-  const auto a = lines_of(before);
-  const auto b = lines_of(after);
-  const std::vector<Entry> entries = align(a, b, options.max_edit_distance);
   const std::size_t context = options.context;
+  // The common head and tail, but for `context` lines of each, are set aside as bytes before anything is
+  // split into lines: they hold no change, and every hunk comes out the same, only `skipped_lines` further
+  // down. A one-line edit of a 16 MiB file then costs two memcmp passes instead of diffing 300000 lines.
+  const std::size_t prefix = common_prefix_bytes(before, after);
+  const std::size_t skip_head = line_start_before(before, prefix, context);
+  std::size_t skip_tail = 0;  // bytes at the end of both texts left out
+  const std::size_t suffix = common_suffix_bytes(before, after, std::min(before.size(), after.size()) - prefix);
+  // The suffix starts a line in at most one of the texts (the bytes before it differ), so what is left
+  // out starts after its first line end, `context` lines further on.
+  if (const std::size_t nl = before.find('\n', before.size() - suffix); nl != std::string_view::npos) {
+    skip_tail = before.size() - line_end_after(before, nl + 1, context);
+  }
+  std::size_t skipped_lines = 0;
+  support::for_each_slice(before.substr(0, skip_head), [&skipped_lines](std::string_view slice) {
+    skipped_lines += static_cast<std::size_t>(std::count(slice.begin(), slice.end(), '\n'));
+  });
+  const auto a = lines_of(before.substr(skip_head, before.size() - skip_tail - skip_head));
+  const auto b = lines_of(after.substr(skip_head, after.size() - skip_tail - skip_head));
+  const std::vector<Entry> entries = align(a, b, options.max_edit_distance);
 
   diff.text = fmt::format("--- {}\n+++ {}\n", options.old_label, options.new_label);
   const std::size_t count = entries.size();
@@ -218,8 +288,8 @@ UnifiedDiff unified_diff(std::string_view before, std::string_view after, const 
       if (entries[k].op != Op::remove) ++new_count;
     }
     // An empty range names the line before it (0 at the start of the file), as `diff -u` does.
-    const std::size_t old_start = old_count > 0 ? entries[begin].a + 1 : entries[begin].a;
-    const std::size_t new_start = new_count > 0 ? entries[begin].b + 1 : entries[begin].b;
+    const std::size_t old_start = skipped_lines + (old_count > 0 ? entries[begin].a + 1 : entries[begin].a);
+    const std::size_t new_start = skipped_lines + (new_count > 0 ? entries[begin].b + 1 : entries[begin].b);
     diff.text += fmt::format("@@ -{} +{} @@\n", range(old_start, old_count), range(new_start, new_count));
     for (std::size_t k = begin; k < end; ++k) {
       const Entry& e = entries[k];

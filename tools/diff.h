@@ -35,6 +35,17 @@ struct UnifiedDiff {
 // without '\n' is followed by "\ No newline at end of file", and differs from the same text with one.
 UnifiedDiff unified_diff(std::string_view before, std::string_view after, const DiffOptions& options);
 
+// What two texts share, for diffs that set it aside before looking at lines: the number of leading bytes
+// `a` and `b` have in common, and of trailing ones (at most `limit`). Compared a block at a time, with
+// preemption points between slices (core/support/preempt.h): a 16 MiB file costs a memcmp.
+std::size_t common_prefix_bytes(std::string_view a, std::string_view b);
+std::size_t common_suffix_bytes(std::string_view a, std::string_view b, std::size_t limit);
+// The offset of the start of the line holding `at`, moved back `lines` more lines.
+std::size_t line_start_before(std::string_view text, std::size_t at, std::size_t lines);
+// The offset just past the end of the line holding `at` (or `at` itself at a line start), moved on
+// `lines` more lines.
+std::size_t line_end_after(std::string_view text, std::size_t at, std::size_t lines);
+
 // Applies a diff that unified_diff wrote to `before`: every hunk at its stated line, context and removed
 // lines matching exactly. Errc::parse_error for text that is not such a diff, Errc::conflict when a hunk
 // does not match `before`.

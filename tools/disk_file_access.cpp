@@ -3,12 +3,14 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include "core/support/preempt.h"
 #include "core/support/run_off_loop.h"
 #include "tools/safe_open.h"
 
@@ -72,7 +74,11 @@ support::Result<std::string> read_disk_file(const std::filesystem::path& path, s
       bytes.resize(std::min<std::size_t>(std::max<std::size_t>(bytes.size() * 2, 4096), max_bytes + 1));
       continue;
     }
-    const ssize_t n = ::read(fd.get(), bytes.data() + filled, bytes.size() - filled);
+    // At most a few slices per read(2), with a preemption point between: the kernel's copy of a 16 MiB
+    // read holds the core as long as hashing it does (core/support/preempt.h).
+    if (filled > 0) support::preemption_point();
+    const ssize_t n =
+        ::read(fd.get(), bytes.data() + filled, std::min(bytes.size() - filled, support::kPreemptSliceBytes * 4));
     if (n < 0) {
       if (errno == EINTR) continue;
       return errno_error(errno, "cannot read", path);

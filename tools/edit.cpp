@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "core/support/preempt.h"
 #include "core/support/text.h"
 
 namespace agentd::tools {
@@ -24,12 +25,18 @@ enum class Eol { none, lf, crlf, mixed };
 Eol eol_style(std::string_view text) {
   std::size_t lf = 0;
   std::size_t crlf = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '\n') continue;
+  std::size_t next_point = support::kPreemptSliceBytes;
+  // From one '\n' to the next (memchr), not byte by byte; done once both styles are seen.
+  for (std::size_t i = text.find('\n'); i != std::string_view::npos && (lf == 0 || crlf == 0);
+       i = text.find('\n', i + 1)) {
     if (i > 0 && text[i - 1] == '\r') {
       ++crlf;
     } else {
       ++lf;
+    }
+    if (i >= next_point) {
+      support::preemption_point();
+      next_point = i + support::kPreemptSliceBytes;
     }
   }
   if (lf == 0 && crlf == 0) return Eol::none;
@@ -75,8 +82,11 @@ std::vector<std::size_t> occurrences(std::string_view haystack, std::string_view
 }
 
 std::size_t line_at(std::string_view text, std::size_t offset) {
-  return 1 +
-         static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
+  std::size_t line = 1;
+  support::for_each_slice(text.substr(0, offset), [&line](std::string_view slice) {
+    line += static_cast<std::size_t>(std::count(slice.begin(), slice.end(), '\n'));
+  });
+  return line;
 }
 
 // Lines without their '\n' or '\r\n'.

@@ -4,6 +4,8 @@
 
 #include <openssl/evp.h>
 
+#include "core/support/preempt.h"
+
 namespace agentd::tools {
 
 struct Sha256::Context {
@@ -45,6 +47,12 @@ std::string to_hex(const Sha256::Digest& digest) {
 }
 
 std::string sha256_hex(std::string_view bytes) {
+  if (bytes.size() > support::kPreemptSliceBytes && support::on_background_thread()) {
+    // Slice by slice, so a worker hashing a large file lets the event loop in between (preempt.h).
+    Sha256 hasher;
+    support::for_each_slice(bytes, [&hasher](std::string_view slice) { hasher.update(slice); });
+    return to_hex(hasher.finish());
+  }
   Sha256::Digest digest{};
   unsigned int length = 0;
   // One shot: no context to allocate for the common case of hashing one buffer.

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <array>
 
+#include "core/support/preempt.h"
+#include "tools/diff.h"
+
 namespace agentd::tools {
 namespace {
 
@@ -87,32 +90,6 @@ namespace {
 
 constexpr std::size_t kDiffContextLines = 3;
 
-// The offset of the start of the line holding `at`, moved back `lines` more lines.
-std::size_t line_start_before(std::string_view text, std::size_t at, std::size_t lines) {
-  std::size_t start = at;
-  while (start > 0 && text[start - 1] != '\n') --start;
-  for (std::size_t i = 0; i < lines && start > 0; ++i) {
-    --start;
-    while (start > 0 && text[start - 1] != '\n') --start;
-  }
-  return start;
-}
-
-// The offset just past the end of the line holding `at` (or `at` itself at a line start), moved on
-// `lines` more lines.
-std::size_t line_end_after(std::string_view text, std::size_t at, std::size_t lines) {
-  std::size_t end = at;
-  if (end > 0 && text[end - 1] != '\n') {
-    const std::size_t nl = text.find('\n', end);
-    end = nl == std::string_view::npos ? text.size() : nl + 1;
-  }
-  for (std::size_t i = 0; i < lines && end < text.size(); ++i) {
-    const std::size_t nl = text.find('\n', end);
-    end = nl == std::string_view::npos ? text.size() : nl + 1;
-  }
-  return end;
-}
-
 // The first `bytes` of `text` or less, ending at a line end when there is one.
 std::string_view head_lines(std::string_view text, std::size_t bytes) {
   if (text.size() <= bytes) return text;
@@ -133,10 +110,8 @@ ToolDiff client_diff(std::string path, std::optional<std::string_view> old_text,
   }
   // The common head and tail of the two texts, each a whole number of lines, are left out.
   const std::size_t shorter = std::min(old_view.size(), new_text.size());
-  std::size_t head = 0;
-  while (head < shorter && old_view[head] == new_text[head]) ++head;
-  std::size_t tail = 0;
-  while (tail < shorter - head && old_view[old_view.size() - 1 - tail] == new_text[new_text.size() - 1 - tail]) ++tail;
+  const std::size_t head = common_prefix_bytes(old_view, new_text);
+  const std::size_t tail = common_suffix_bytes(old_view, new_text, shorter - head);
   const std::size_t start = std::min(line_start_before(old_view, head, kDiffContextLines),
                                      line_start_before(new_text, head, kDiffContextLines));
   // The tail kept is the same bytes in both texts, so it ends both excerpts at the same line.
@@ -151,7 +126,10 @@ ToolDiff client_diff(std::string path, std::optional<std::string_view> old_text,
     new_part = head_lines(new_part, kWholeDiffBytes / 2);
     diff.cut = true;
   }
-  diff.first_line = 1 + static_cast<std::size_t>(std::count(old_view.begin(), old_view.begin() + start, '\n'));
+  diff.first_line = 1;
+  support::for_each_slice(old_view.substr(0, start), [&diff](std::string_view slice) {
+    diff.first_line += static_cast<std::size_t>(std::count(slice.begin(), slice.end(), '\n'));
+  });
   if (old_text) diff.old_text = std::string(old_part);
   diff.new_text = std::string(new_part);
   return diff;

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/support/json.h"
+#include "core/support/preempt.h"
 
 namespace agentd::support {
 
@@ -62,7 +63,22 @@ std::size_t plain_ascii_run(std::string_view text, std::size_t i) noexcept {
 }  // namespace
 
 bool is_valid_utf8(std::string_view text) noexcept {
+  constexpr std::uint64_t kHighs = 0x8080808080808080ULL;
+  std::size_t next_point = kPreemptSliceBytes;
   for (std::size_t i = 0; i < text.size();) {
+    if (i >= next_point) {
+      preemption_point();
+      next_point = i + kPreemptSliceBytes;
+    }
+    // Plain ASCII eight bytes at a time: most text is nothing else.
+    std::uint64_t word = 0;
+    if (i + sizeof word <= text.size()) {
+      std::memcpy(&word, text.data() + i, sizeof word);
+      if ((word & kHighs) == 0) {
+        i += sizeof word;
+        continue;
+      }
+    }
     const std::size_t n = utf8_sequence_length(text, i);
     if (n == 0) return false;
     i += n;

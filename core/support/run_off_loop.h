@@ -18,6 +18,8 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 
+#include "core/support/preempt.h"
+
 namespace agentd::support {
 
 // Runs `work` on a thread of its own and completes on the awaiting coroutine's executor with what it
@@ -61,6 +63,7 @@ auto run_off_loop(Work work, bool off = true) {
         // Detached: the thread owns everything it touches, and the guard keeps the loop alive for it.
         std::thread([handler = std::move(handler), w = std::move(w), guard = std::move(guard)]() mutable {
           lower_this_threads_priority();
+          mark_background_thread();
           auto result = w();
           auto target = guard.get_executor();
           boost::asio::post(target, [handler = std::move(handler), result = std::move(result)]() mutable {

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include "core/support/preempt.h"
 #include "core/support/run_off_loop.h"
 #include "tools/disk_file_access.h"
 #include "tools/file_state.h"
@@ -53,7 +54,10 @@ support::Error missing_context(std::string_view tool, std::string_view what) {
 
 std::size_t count_lines(std::string_view text) {
   if (text.empty()) return 0;
-  const auto newlines = static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+  std::size_t newlines = 0;
+  support::for_each_slice(text, [&newlines](std::string_view slice) {
+    newlines += static_cast<std::size_t>(std::count(slice.begin(), slice.end(), '\n'));
+  });
   return newlines + (text.back() == '\n' ? 0 : 1);
 }
 

@@ -49,6 +49,33 @@ TEST(Diff, OneChangeWithThreeLinesOfContext) {
   EXPECT_EQ(d.stats.hunks, 1U);
 }
 
+// The common head and tail are set aside as bytes before lines are compared: the hunk is the one a small
+// file gives, at its line, and the far ends of the file are never split into lines.
+TEST(Diff, AnEditDeepInALargeFileGivesItsHunkAtItsLine) {
+  const std::string before = numbered(1, 200000);
+  std::string after = before;
+  const std::string line = "\n100000\n";
+  after.replace(after.find(line) + 1, 6, "changed");
+  const UnifiedDiff d = diff_of(before, after);
+  EXPECT_EQ(d.text,
+            "--- f.txt\n+++ f.txt\n@@ -99997,7 +99997,7 @@\n 99997\n 99998\n 99999\n-100000\n+changed\n 100001\n"
+            " 100002\n 100003\n");
+  EXPECT_EQ(d.stats.hunks, 1u);
+  // Two edits far apart: two hunks, each at its own line.
+  std::string twice = after;
+  twice.replace(twice.find("\n7\n") + 1, 1, "seven");
+  const UnifiedDiff two = diff_of(before, twice);
+  EXPECT_EQ(two.stats.hunks, 2u);
+  EXPECT_NE(two.text.find("@@ -4,7 +4,7 @@\n 4\n 5\n 6\n-7\n+seven\n"), std::string::npos) << two.text;
+  EXPECT_NE(two.text.find("@@ -99997,7 +99997,7 @@"), std::string::npos) << two.text;
+  // A change at the very end, without a newline there.
+  std::string end = before;
+  end.back() = '!';
+  EXPECT_EQ(diff_of(before, end).text,
+            "--- f.txt\n+++ f.txt\n@@ -199997,4 +199997,4 @@\n 199997\n 199998\n 199999\n-200000\n+200000!\n"
+            "\\ No newline at end of file\n");
+}
+
 TEST(Diff, NearbyChangesShareAHunkAndFarOnesDoNot) {
   // Changes at 3 and 10: six equal lines between them, not more than 2 * 3, so one hunk.
   std::string near = numbered(1, 20);
