@@ -145,6 +145,16 @@ support::Json to_json(const ContextPackage& package) {
   if (!ws.git_note.empty()) workspace.set("gitNote", ws.git_note);
   out.set("workspace", std::move(workspace));
 
+  const auto terms_json = [](const std::vector<ScoreTerm>& score_terms) {
+    Json terms = Json::array();
+    for (const auto& t : score_terms) {
+      Json term = Json::object();
+      term.set("points", rounded(t.points));
+      term.set("why", t.why);
+      terms.push_back(std::move(term));
+    }
+    return terms;
+  };
   Json evidence = Json::array();
   for (const auto& e : package.evidence) {
     Json item = Json::object();
@@ -155,17 +165,24 @@ support::Json to_json(const ContextPackage& package) {
     item.set("reason", e.reason);
     item.set("score", rounded(e.score));
     item.set("source", source_name(e.source));
-    Json terms = Json::array();
-    for (const auto& t : e.score_terms) {
-      Json term = Json::object();
-      term.set("points", rounded(t.points));
-      term.set("why", t.why);
-      terms.push_back(std::move(term));
-    }
-    item.set("scoreTerms", std::move(terms));
+    item.set("scoreTerms", terms_json(e.score_terms));
     evidence.push_back(std::move(item));
   }
   out.set("evidence", std::move(evidence));
+
+  Json ranked = Json::array();
+  for (std::size_t i = 0; i < package.ranked.size(); ++i) {
+    const RankedFile& r = package.ranked[i];
+    Json item = Json::object();
+    item.set("rank", i + 1);
+    item.set("path", r.path);
+    item.set("score", rounded(r.score));
+    item.set("source", source_name(r.source));
+    item.set("scoreTerms", terms_json(r.score_terms));
+    if (!r.evidence_id.empty()) item.set("evidence", r.evidence_id);
+    ranked.push_back(std::move(item));
+  }
+  out.set("ranked", std::move(ranked));
 
   Json omitted = Json::array();
   for (const auto& o : package.omitted) {

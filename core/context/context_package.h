@@ -70,6 +70,16 @@ struct OmittedCandidate {
   std::size_t line = 0;  // 0: the file as a whole
 };
 
+// One file of the ranking, whether or not any of it fit the budget: the budget decides what is read, not
+// what is ranked. A file ranks by its best slice.
+struct RankedFile {
+  std::string path;  // as Evidence::path
+  double score = 0;
+  Source source = Source::identifier;  // of the best hit
+  std::vector<ScoreTerm> score_terms;  // of the best slice
+  std::string evidence_id;             // the first evidence block showing the file; empty when none does
+};
+
 struct ChangedFile {
   std::string path;       // relative to the cwd when under it
   std::string status;     // "modified", "added", "deleted", "renamed", "untracked", "conflicted", "type changed"
@@ -105,6 +115,7 @@ struct ContextPackage {
   TaskClassification task;
   WorkspaceInfo workspace;
   std::vector<Evidence> evidence;  // best first
+  std::vector<RankedFile> ranked;  // every candidate file, best first, at most ContextLimits::max_ranked
   std::vector<OmittedCandidate> omitted;
   std::size_t omitted_total = 0;  // omitted may be capped; this is how many there were
   std::vector<std::string> open_questions;
@@ -114,8 +125,9 @@ struct ContextPackage {
   std::string text;  // what the model sees; empty when nothing fits the budget
 };
 
-// The JSON of `_agentd/context/preview`: {task, workspace, evidence, omitted, openQuestions, budget, stats,
-// text}. Evidence entries carry {id, path, startLine, endLine, reason, score, source, scoreTerms}.
+// The JSON of `_agentd/context/preview`: {task, workspace, evidence, ranked, omitted, openQuestions, budget,
+// stats, text}. Evidence entries carry {id, path, startLine, endLine, reason, score, source, scoreTerms};
+// ranked ones {rank, path, score, source, scoreTerms, evidence (the id, when shown)}.
 support::Json to_json(const ContextPackage& package);
 
 // The pieces the text is built from; retrieve.cpp measures each against the budget before keeping it.

@@ -1015,6 +1015,7 @@ class Retrieval {
     }
     used = estimate_tokens(text);
     if (all_omitted.size() > limits_.max_omitted_listed) all_omitted.resize(limits_.max_omitted_listed);
+    package_.ranked = ranked_files(slices, kept);
     package_.evidence = std::move(kept);
     package_.omitted = std::move(all_omitted);
     package_.omitted_total = omitted_total;
@@ -1022,6 +1023,25 @@ class Retrieval {
     package_.text = std::move(text);
     package_.used_tokens = used;
     return support::ok();
+  }
+
+  // Each candidate file once, at its best slice (slices come best first), with the evidence showing it.
+  std::vector<RankedFile> ranked_files(const std::vector<Slice>& slices, const std::vector<Evidence>& kept) const {
+    std::vector<RankedFile> ranked;
+    std::set<const FileCandidate*> seen;
+    for (const Slice& s : slices) {
+      if (ranked.size() >= limits_.max_ranked) break;
+      if (!seen.insert(s.file).second) continue;
+      RankedFile r;
+      r.path = s.file->display;
+      r.score = s.score;
+      r.source = s.hits.front()->source;
+      r.score_terms = s.terms;
+      const auto shown = std::find_if(kept.begin(), kept.end(), [&](const Evidence& e) { return e.path == r.path; });
+      if (shown != kept.end()) r.evidence_id = shown->id;
+      ranked.push_back(std::move(r));
+    }
+    return ranked;
   }
 
   std::vector<std::string> open_questions(const std::vector<Evidence>& kept) const {

@@ -26,6 +26,7 @@ struct ContextLimits {
   std::size_t max_slice_lines = 120;
   std::size_t max_slices_per_file = 3;
   std::size_t max_evidence = 12;
+  std::size_t max_ranked = 20;         // files in the ranked list, evidence or not
   std::size_t max_omitted_shown = 15;  // in the text; the JSON lists up to max_omitted_listed
   std::size_t max_omitted_listed = 200;
   std::size_t max_changed_shown = 20;

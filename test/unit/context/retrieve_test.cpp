@@ -292,6 +292,47 @@ TEST(Retrieve, OmittedCandidatesAreListedWithWhy) {
   EXPECT_TRUE(budget) << tight.text;
 }
 
+// The ranked list goes deeper than the evidence: a file below the evidence cut, or over the budget, is still
+// ranked, once, best first, with its score's reasons; a file shown says which evidence block shows it.
+TEST(Retrieve, TheRankedListGoesDeeperThanTheEvidence) {
+  FixtureRepo repo("cpp_app");
+  ContextLimits limits;
+  limits.max_evidence = 1;
+  const std::string trace =
+      "crash:\n    #0 0x1 in parse_header_line(char const*) /x/src/parser.cpp:21:27\n"
+      "    #1 0x2 in main /x/tests/parser_test.cpp:18:3\n";
+  const auto package = retrieve(repo, trace, 8000, nullptr, limits);
+  ASSERT_EQ(package.evidence.size(), 1U);
+  ASSERT_GE(package.ranked.size(), 2U) << package.text;
+  EXPECT_EQ(package.ranked[0].path, "src/parser.cpp");
+  EXPECT_EQ(package.ranked[0].evidence_id, "E1");
+  EXPECT_EQ(package.ranked[1].path, "tests/parser_test.cpp");
+  EXPECT_TRUE(package.ranked[1].evidence_id.empty());
+  EXPECT_EQ(package.ranked[1].source, Source::stack_trace);
+  ASSERT_FALSE(package.ranked[1].score_terms.empty());
+  for (std::size_t i = 1; i < package.ranked.size(); ++i) {
+    EXPECT_GE(package.ranked[i - 1].score, package.ranked[i].score);
+    for (std::size_t j = 0; j < i; ++j) EXPECT_NE(package.ranked[i].path, package.ranked[j].path);
+  }
+  const support::Json json = to_json(package);
+  ASSERT_TRUE(json["ranked"].is_array());
+  const support::Json& second = json["ranked"].as_array().at(1);
+  EXPECT_EQ(second["rank"].as_int64(), 2);
+  EXPECT_EQ(second["path"].as_string(), "tests/parser_test.cpp");
+  EXPECT_FALSE(second.contains("evidence"));
+  EXPECT_EQ(json["ranked"].as_array().at(0)["evidence"].as_string(), "E1");
+
+  // A budget with room for nothing: nothing is evidence, the ranking stands.
+  const auto tight = retrieve(repo, trace, 40);
+  EXPECT_TRUE(tight.evidence.empty());
+  ASSERT_GE(tight.ranked.size(), 2U);
+  EXPECT_EQ(tight.ranked[0].path, "src/parser.cpp");
+
+  // Never more than max_ranked.
+  limits.max_ranked = 1;
+  EXPECT_EQ(retrieve(repo, trace, 8000, nullptr, limits).ranked.size(), 1U);
+}
+
 TEST(Retrieve, DeniedAndBinaryFilesNeverBecomeEvidence) {
   FixtureRepo repo("py_service");
   repo.write(".env", "SECRET=hunter2\n");
