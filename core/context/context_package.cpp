@@ -33,8 +33,9 @@ constexpr support::EnumName<Source> kSourceNames[] = {
     {Source::quoted_string, "quoted_string"},
     {Source::git_changed, "git_changed"},
     {Source::config_file, "config_file"},
+    {Source::report_words, "report_words"},
 };
-static_assert(support::names_every_value(kSourceNames, Source::config_file));
+static_assert(support::names_every_value(kSourceNames, Source::report_words));
 
 std::span<const support::EnumName<Source>> enum_names(Source) noexcept { return kSourceNames; }
 

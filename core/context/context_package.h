@@ -40,6 +40,7 @@ enum class Source {
   quoted_string,   // a quoted string from the input (an error message), found by the grep engine
   git_changed,     // a file changed in the working tree or the index
   config_file,     // a configuration file, for a configuration task
+  report_words,    // the report's words, found with the grep engine and weighted by their rarity (BM25)
 };
 std::string_view source_name(Source source) noexcept;
 std::span<const support::EnumName<Source>> enum_names(Source) noexcept;

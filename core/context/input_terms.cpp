@@ -387,6 +387,60 @@ void scan_tests(std::string_view line, std::vector<TestName>& tests) {
 
 }  // namespace
 
+namespace {
+
+// Words too common in English or in bug reports to say where a fault is.
+const std::set<std::string, std::less<>>& stop_words() {
+  static const std::set<std::string, std::less<>> kWords = {
+      "about",     "above",    "actual",   "actually",  "after",   "again",     "against",   "also",      "always",
+      "another",   "anything", "appears",  "apply",     "around",  "because",   "been",      "before",    "behavior",
+      "behaviour", "being",    "below",    "between",   "both",    "could",     "currently", "does",      "doesn",
+      "doing",     "done",     "down",     "during",    "each",    "either",    "else",      "even",      "every",
+      "example",   "expect",   "expected", "expecting", "fine",    "following", "from",      "further",   "given",
+      "have",      "having",   "here",     "however",   "instead", "into",      "issue",     "itself",    "just",
+      "like",      "look",     "looks",    "make",      "makes",   "many",      "maybe",     "might",     "more",
+      "most",      "much",     "must",     "need",      "needs",   "never",     "only",      "other",     "otherwise",
+      "output",    "over",     "please",   "possible",  "problem", "rather",    "really",    "reproduce", "result",
+      "results",   "same",     "seem",     "seems",     "should",  "shouldn",   "since",     "some",      "something",
+      "still",     "such",     "sure",     "than",      "that",    "their",     "them",      "then",      "there",
+      "these",     "they",     "thing",    "think",     "this",    "those",     "though",    "through",   "under",
+      "until",     "upon",     "used",     "using",     "very",    "want",      "wants",     "wasn",      "well",
+      "were",      "what",     "when",     "where",     "whether", "which",     "while",     "will",      "with",
+      "within",    "without",  "work",     "worked",    "working", "works",     "would",     "wouldn",    "your",
+      "bug",       "steps",    "version",  "versions",  "correct", "correctly", "wrong",     "right",     "instead",
+      "thanks",    "hello",    "case",     "cases",     "code",    "line",      "lines",     "file",      "files",
+      "true",      "false",    "null",     "none",      "return",  "returns",   "const",     "self",      "import",
+      "function",  "class",    "string",   "value",     "values"};
+  return kWords;
+}
+
+}  // namespace
+
+std::vector<std::string> report_words(std::string_view input, std::size_t max_words) {
+  std::vector<std::string> words;
+  std::set<std::string, std::less<>> seen;
+  std::size_t i = 0;
+  while (i < input.size() && words.size() < max_words) {
+    const auto c = static_cast<unsigned char>(input[i]);
+    if (std::isalnum(c) == 0 && c != '_') {
+      ++i;
+      continue;
+    }
+    std::size_t end = i;
+    while (end < input.size() && (std::isalnum(static_cast<unsigned char>(input[end])) != 0 || input[end] == '_'))
+      ++end;
+    for (auto& w : identifier_words(input.substr(i, end - i))) {
+      if (w.size() < 4 || w.size() > 40 || words.size() >= max_words) continue;
+      if (std::any_of(w.begin(), w.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)) != 0; }))
+        continue;  // versions, ports, addresses, counts
+      if (stop_words().count(w) != 0 || !seen.insert(w).second) continue;
+      words.push_back(std::move(w));
+    }
+    i = end;
+  }
+  return words;
+}
+
 std::vector<std::string> identifier_words(std::string_view identifier) {
   std::vector<std::string> words;
   std::string current;
@@ -536,6 +590,7 @@ InputTerms extract_terms(std::string_view input, const std::vector<std::size_t>&
     terms.identifiers.push_back(std::move(ident.text));
   }
   if (terms.tests.size() > limits.max_tests) terms.tests.resize(limits.max_tests);
+  terms.words = report_words(input, limits.max_words);
   return terms;
 }
 

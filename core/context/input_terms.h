@@ -29,6 +29,10 @@ struct InputTerms {
   std::vector<TestName> tests;
   std::vector<std::string> identifiers;  // most specific first (backticked, then called, then the rest)
   std::vector<std::string> quoted;       // quoted strings worth a literal search (error messages)
+  // The report's words, as a reporter writes them in prose, flags and code alike: lower case, identifiers
+  // split into their words ("timeoutErrorMessage": timeout, error, message; "--color": color), at least 4
+  // letters, English and bug-report stop words left out, each once, in order of first use.
+  std::vector<std::string> words;
 };
 
 struct TermLimits {
@@ -37,12 +41,16 @@ struct TermLimits {
   std::size_t max_paths = 32;
   std::size_t max_globs = 8;
   std::size_t max_tests = 8;
+  std::size_t max_words = 24;
 };
 
 // `skip_lines` (1-based input line numbers, sorted) are lines already read as stack frames: their paths
 // and function names are the frames' business, not mentions.
 InputTerms extract_terms(std::string_view input, const std::vector<std::size_t>& skip_lines,
                          const TermLimits& limits = {});
+
+// InputTerms::words of `input`: at most `max_words`.
+std::vector<std::string> report_words(std::string_view input, std::size_t max_words);
 
 // Splits an identifier into its lower-case words: "parseHTTPHeader" -> parse, http, header;
 // "ext4_fill_super" -> ext4, fill, super. For matching identifiers against file names.

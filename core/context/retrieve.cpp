@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -38,8 +39,8 @@ using Clock = std::chrono::steady_clock;
 
 // Scores. A stack frame always outranks a keyword hit: the lowest frame score (kStackBase) is above the
 // highest a keyword hit can reach with every bonus (kDefinition + kChangedBonus + kNameBonusMax +
-// kRecentBonus + kMultiHitMax = 45 + 20 + 12 + 5 + 15 = 97).
-constexpr double kStackBase = 100;
+// kRecentBonus + kMultiHitMax + kWordsMax = 45 + 20 + 12 + 5 + 15 + 40 = 137).
+constexpr double kStackBase = 150;
 constexpr double kStackTop = 30;  // added at the crash site, 6 less per frame further out
 constexpr double kStackStep = 6;
 constexpr double kMentionLine = 90;
@@ -58,8 +59,15 @@ constexpr double kChangedBonus = 20;
 constexpr double kNameBonus = 4;
 constexpr double kNameBonusMax = 12;
 constexpr double kRecentBonus = 5;
+// The report's words: the file whose words match best (BM25 without length normalisation, over the files
+// searched) gets kWordsMax, the others their share of it; only the kWordFiles best become candidates.
+constexpr double kWordsMax = 40;
+constexpr double kWordsK1 = 1.2;
+constexpr std::size_t kWordFiles = 40;
+constexpr double kTestFilePenalty = -12;  // a test file, for a bug report that names no test
 constexpr double kMultiHitShare = 0.2;
 constexpr double kMultiHitMax = 15;
+static_assert(kDefinition + kChangedBonus + kNameBonusMax + kRecentBonus + kMultiHitMax + kWordsMax < kStackBase);
 constexpr std::int64_t kRecentSeconds = std::int64_t{24} * 3600;
 constexpr std::size_t kMaxHitsPerFileFromSearch = 4;
 constexpr std::size_t kMaxOpenQuestions = 4;
@@ -127,6 +135,22 @@ std::size_t shared_tail(std::string_view a, std::string_view b) {
 }
 
 // Paths of libraries and toolchains: a frame there is not the workspace's code, whatever its name.
+// A test by its path: a tests/test/spec/__tests__ directory, or a name like test_x.py, x_test.go,
+// x.test.ts, x.spec.js, XTest.java, XTests.kt.
+bool is_test_path(std::string_view path) {
+  const std::size_t slash = path.rfind('/');
+  const std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  const std::string dir = "/" + std::string(slash == std::string_view::npos ? "" : path.substr(0, slash)) + "/";
+  for (std::string_view d : {"/test/", "/tests/", "/testing/", "/spec/", "/__tests__/", "/testdata/"}) {
+    if (dir.find(d) != std::string::npos) return true;
+  }
+  const std::size_t dot = name.find('.');
+  const std::string_view stem = name.substr(0, dot);
+  return stem.starts_with("test_") || stem.ends_with("_test") || stem.ends_with("Test") || stem.ends_with("Tests") ||
+         stem.ends_with("_spec") || name.find(".test.") != std::string_view::npos ||
+         name.find(".spec.") != std::string_view::npos;
+}
+
 bool is_library_path(std::string_view path) {
   for (std::string_view marker :
        {"site-packages/", "dist-packages/", "node_modules/", "/usr/lib/", "/usr/include/", "/usr/local/lib/", "/rustc/",
@@ -536,12 +560,13 @@ class Retrieval {
     bool spaced = false;  // a phrase (test title, message): no word boundaries
   };
 
-  // The prompt's identifiers, quoted strings and test names, found with the grep engine in one pass.
+  // The prompt's identifiers, quoted strings and test names, and the report's words, found with the grep
+  // engine in one pass: one case-insensitive alternation of them all, its lines then checked term by term
+  // (identifiers as whole words and strings as written, case and all; words case-insensitively).
   support::Result<void> search_terms() {
     for (const auto& ident : terms_.identifiers) search_.push_back({ident, Source::identifier, false});
     for (const auto& quoted : terms_.quoted) search_.push_back({quoted, Source::quoted_string, true});
-    if (search_.empty() || roots_.empty()) return support::ok();
-    // One alternation; identifiers as whole words.
+    if ((search_.empty() && terms_.words.empty()) || roots_.empty()) return support::ok();
     std::string pattern;
     for (const auto& term : search_) {
       if (!pattern.empty()) pattern += '|';
@@ -550,14 +575,15 @@ class Retrieval {
                      ? quoted
                      : fmt::format("\\b{}\\b", quoted);
     }
-    auto matcher = tools::Matcher::compile(tools::SearchPattern{pattern, false, false});
+    for (const auto& w : terms_.words) pattern += (pattern.empty() ? "" : "|") + quote_regex(w);
+    auto matcher = tools::Matcher::compile(tools::SearchPattern{pattern, false, true});
     if (!matcher) return std::move(matcher).error().context("compiling the search of the prompt's terms");
 
     std::vector<tools::SearchTarget> targets = search_targets();
     package_.stats.searched_files = targets.size();
     tools::SearchOptions options;
     options.max_line_bytes = limits_.max_line_bytes;
-    options.max_kept_bytes = std::size_t{512} << 10;
+    options.max_kept_bytes = std::size_t{8} << 20;
     auto report = tools::search_files(*matcher, targets, options, cancel_);
     if (!report) return std::move(report).error();
 
@@ -592,13 +618,95 @@ class Retrieval {
       // The best few per file: definitions first, then the earliest uses.
       std::stable_sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) { return a.score > b.score; });
       if (hits.size() > kMaxHitsPerFileFromSearch) hits.resize(kMaxHitsPerFileFromSearch);
+      if (hits.empty()) continue;  // a line of the report's words only: score_words' business
       FileCandidate& c = candidate(r, relative);
       for (auto& h : hits) c.hits.push_back(std::move(h));
     }
     for (std::size_t t = 0; t < search_.size(); ++t) {
       if (found[t] == 0 && search_[t].source != Source::test_name) not_found_terms_.push_back(search_[t].text);
     }
+    score_words(*report, targets.size());  // after the terms' hits: words add to a file already found
     return support::ok();
+  }
+
+  // The report's words (InputTerms::words) in the search's lines, case-insensitively and inside identifiers
+  // too ("timeout" in "timeoutErrorMessage"): each file's lines holding each word give it a BM25 score, where
+  // a word in few of the `searched` files weighs most. The best files become candidates at their rarest
+  // word's first line; files already found get the score as a file term.
+  void score_words(const tools::SearchReport& report, std::size_t searched) {
+    const std::vector<std::string>& words = terms_.words;
+    if (words.empty()) return;
+
+    struct FileWords {
+      std::size_t root = 0;
+      std::string relative;
+      std::vector<std::size_t> tf;          // lines holding each word
+      std::vector<std::size_t> first_line;  // the first of them
+    };
+    std::vector<FileWords> files;
+    std::vector<std::size_t> df(words.size(), 0);
+    std::string lower;
+    for (const auto& file : report.files) {
+      const std::size_t colon = file.path.find(':');
+      FileWords f{std::stoul(file.path.substr(0, colon)), file.path.substr(colon + 1),
+                  std::vector<std::size_t>(words.size(), 0), std::vector<std::size_t>(words.size(), 0)};
+      for (const auto& line : file.lines) {
+        if (!line.is_match) continue;
+        lower = line.text;
+        for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        for (std::size_t w = 0; w < words.size(); ++w) {
+          if (lower.find(words[w]) == std::string::npos) continue;
+          if (f.tf[w]++ == 0) f.first_line[w] = line.number;
+        }
+      }
+      for (std::size_t w = 0; w < words.size(); ++w) df[w] += f.tf[w] > 0 ? 1 : 0;
+      files.push_back(std::move(f));
+    }
+    if (files.empty()) return;
+    const double n = static_cast<double>(std::max(searched, files.size()));
+    std::vector<double> idf(words.size(), 0);
+    for (std::size_t w = 0; w < words.size(); ++w) {
+      const double d = static_cast<double>(df[w]);
+      idf[w] = std::log(1.0 + (n - d + 0.5) / (d + 0.5));
+    }
+    std::vector<std::pair<double, std::size_t>> scored;  // (score, index into files)
+    for (std::size_t i = 0; i < files.size(); ++i) {
+      double score = 0;
+      for (std::size_t w = 0; w < words.size(); ++w) {
+        const auto tf = static_cast<double>(files[i].tf[w]);
+        if (tf > 0) score += idf[w] * tf * (kWordsK1 + 1) / (tf + kWordsK1);
+      }
+      scored.emplace_back(score, i);
+    }
+    std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    const double best = scored.front().first;
+    if (best <= 0) return;
+    for (std::size_t k = 0; k < scored.size() && k < kWordFiles; ++k) {
+      // Nothing held: the words matched only past the cut of a long line (or in letters that lower-case
+      // differently), so the file has no line to point at.
+      if (scored[k].first <= 0) break;
+      const FileWords& f = files[scored[k].second];
+      const double points = kWordsMax * scored[k].first / best;
+      // The words it holds, rarest first, for the reason; the rarest one's first line is where to look.
+      std::vector<std::size_t> held;
+      for (std::size_t w = 0; w < words.size(); ++w) {
+        if (f.tf[w] > 0) held.push_back(w);
+      }
+      if (held.empty()) continue;
+      std::stable_sort(held.begin(), held.end(), [&](std::size_t a, std::size_t b) { return idf[a] > idf[b]; });
+      std::string list;
+      for (std::size_t j = 0; j < held.size() && j < 5; ++j) {
+        list += fmt::format("{}{} (in {} files)", j == 0 ? "" : ", ", words[held[j]], df[held[j]]);
+      }
+      const std::string why = fmt::format("report words {}", list);
+      FileCandidate& c = candidate(f.root, f.relative);
+      if (c.hits.empty()) {
+        c.hits.push_back({f.first_line[held.front()], 0, points, Source::report_words, why});
+      } else if (std::none_of(c.hits.begin(), c.hits.end(),
+                              [](const Hit& h) { return h.source == Source::stack_trace; })) {
+        c.terms.push_back({points, why});  // a stack's frames keep the stack's order
+      }
+    }
   }
 
   static std::string quote_regex(std::string_view text) {
@@ -691,7 +799,14 @@ class Retrieval {
       }
     }
     const std::int64_t now = static_cast<std::int64_t>(std::time(nullptr));
+    // A bug report that names no test is about the code under test: its tests rank below it.
+    const bool prefer_source = package_.task.kind == TaskKind::bugfix && terms_.tests.empty();
     for (FileCandidate* c : order_) {
+      if (prefer_source && is_test_path(c->relative) && std::none_of(c->hits.begin(), c->hits.end(), [](const Hit& h) {
+            return h.source == Source::stack_trace || h.source == Source::mentioned_path;
+          })) {
+        c->terms.push_back({kTestFilePenalty, "a test file, and the report names no test"});
+      }
       if (c->changed) {
         const bool only_git =
             std::all_of(c->hits.begin(), c->hits.end(), [](const Hit& h) { return h.source == Source::git_changed; });

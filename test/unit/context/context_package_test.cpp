@@ -59,6 +59,7 @@ TEST(ContextPackage, PreviewJson) {
     "evidence": [{"id": "E1", "path": "src/a.cpp", "startLine": 12, "endLine": 13,
                   "reason": "stack frame #1 (sanitizer, where the error happened) at line 12", "score": 130,
                   "source": "stack_trace", "scoreTerms": [{"points": 130, "why": "stack frame #1"}]}],
+    "ranked": [],
     "omitted": [{"path": "lib/x.h", "line": 3, "reason": "over the token budget", "score": 15, "source": "identifier"}],
     "omittedTotal": 1,
     "openQuestions": ["Is this the right checkout?"],

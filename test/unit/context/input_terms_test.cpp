@@ -96,5 +96,19 @@ TEST(InputTerms, IdentifierWords) {
   EXPECT_TRUE(has(identifier_words("src/tokenizer.rs"), "tokenizer"));
 }
 
+TEST(ReportWords, ProseFlagsAndIdentifiersBecomeLowerCaseWords) {
+  const auto words = report_words(
+      "The timeoutErrorMessage option does not work with --color=always on Node 12.19.\n"
+      "Expected the custom message, got `timeout of 250ms exceeded`. The timeout is ignored.",
+      24);
+  const std::vector<std::string> expected = {"timeout", "error",  "message",  "option", "color",
+                                             "node",    "custom", "exceeded", "ignored"};
+  EXPECT_EQ(words, expected);
+  EXPECT_EQ(report_words("Cookie cookie COOKIE cookies", 24), (std::vector<std::string>{"cookie", "cookies"}));
+  EXPECT_EQ(report_words("alpha bravo charlie delta", 2), (std::vector<std::string>{"alpha", "bravo"}));
+  EXPECT_TRUE(report_words("it is a bug, when I do this it should work", 24).empty());
+  EXPECT_TRUE(report_words("v1.2.3 utf8 x86 0xdead", 24).empty());  // digits: versions, not words
+}
+
 }  // namespace
 }  // namespace agentd::core::context

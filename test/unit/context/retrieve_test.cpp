@@ -333,6 +333,53 @@ TEST(Retrieve, TheRankedListGoesDeeperThanTheEvidence) {
   EXPECT_EQ(retrieve(repo, trace, 8000, nullptr, limits).ranked.size(), 1U);
 }
 
+// A report in prose, naming no identifier: its words find the file, rare words weigh more than common
+// ones, the code outranks its tests, and the reason says which words in how many files.
+TEST(Retrieve, AProseReportFindsTheFileByItsRarestWords) {
+  FixtureRepo repo("py_service", false);
+  repo.write("service/cookies.py",
+             "def parse_cookie_header(header):\n    # a Cookie header: name=value pairs\n    return header\n");
+  repo.write("service/jar.py", "class Jar:\n    def expiry(self, cookie):\n        return cookie.expires\n");
+  repo.write("tests/test_cookies.py",
+             "from service.cookies import parse_cookie_header\n\ndef test_header():\n"
+             "    assert parse_cookie_header('a=b') == 'a=b'  # cookie header\n");
+  // "request" is everywhere; "cookie" and "header" together only in the cookie parser (and its test).
+  for (int i = 0; i < 8; ++i) {
+    repo.write("service/handler" + std::to_string(i) + ".py", "def handle(request):\n    return request\n");
+  }
+  const auto package = retrieve(repo,
+                                "Bug: when a request carries two Cookie headers, only the first cookie is kept.\n"
+                                "The second request header is silently dropped. Expected both to be read.");
+  EXPECT_EQ(package.task.kind, TaskKind::bugfix);
+  ASSERT_FALSE(package.ranked.empty()) << package.text;
+  EXPECT_EQ(package.ranked[0].path, "service/cookies.py") << package.text;
+  EXPECT_EQ(package.ranked[0].source, Source::report_words);
+  const auto rank_of = [&](const std::string& path) {
+    for (std::size_t i = 0; i < package.ranked.size(); ++i) {
+      if (package.ranked[i].path == path) return i;
+    }
+    return package.ranked.size();
+  };
+  EXPECT_LT(rank_of("service/cookies.py"), rank_of("tests/test_cookies.py"));
+  EXPECT_LT(rank_of("service/jar.py"), rank_of("service/handler0.py")) << package.text;
+  const auto& terms = package.ranked[0].score_terms;
+  ASSERT_FALSE(terms.empty());
+  EXPECT_NE(terms.front().why.find("cookie (in "), std::string::npos) << terms.front().why;
+  const auto& test_terms = package.ranked[rank_of("tests/test_cookies.py")].score_terms;
+  EXPECT_TRUE(std::any_of(test_terms.begin(), test_terms.end(), [](const ScoreTerm& t) {
+    return t.why == "a test file, and the report names no test" && t.points < 0;
+  }));
+}
+
+// A word that matches only past the cut of a very long line leaves the file without a line to show: it is
+// not a candidate (and nothing breaks).
+TEST(Retrieve, AWordOnlyPastTheCutOfALongLineIsNoCandidate) {
+  FixtureRepo repo("py_service", false);
+  repo.write("data/long.txt", std::string(600, 'x') + " zebrafish\n");
+  const auto package = retrieve(repo, "The zebrafish import is broken.");
+  for (const auto& r : package.ranked) EXPECT_NE(r.path, "data/long.txt");
+}
+
 TEST(Retrieve, DeniedAndBinaryFilesNeverBecomeEvidence) {
   FixtureRepo repo("py_service");
   repo.write(".env", "SECRET=hunter2\n");
