@@ -12,6 +12,7 @@
 #include <cmath>
 #include <ctime>
 #include <filesystem>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <set>
@@ -65,6 +66,7 @@ constexpr double kWordsMax = 40;
 constexpr double kWordsK1 = 1.2;
 constexpr std::size_t kWordFiles = 40;
 constexpr double kTestFilePenalty = -12;  // a test file, for a bug report that names no test
+constexpr double kDocFilePenalty = -25;   // docs, changelogs, generated bundles, for a bug report
 constexpr double kMultiHitShare = 0.2;
 constexpr double kMultiHitMax = 15;
 static_assert(kDefinition + kChangedBonus + kNameBonusMax + kRecentBonus + kMultiHitMax + kWordsMax < kStackBase);
@@ -135,20 +137,52 @@ std::size_t shared_tail(std::string_view a, std::string_view b) {
 }
 
 // Paths of libraries and toolchains: a frame there is not the workspace's code, whatever its name.
+// Whether one of the directories `path` is under is named as one of `dirs` ("/tests/").
+bool under_directory(std::string_view path, std::initializer_list<std::string_view> dirs) {
+  const std::size_t slash = path.rfind('/');
+  const std::string dir = "/" + std::string(slash == std::string_view::npos ? "" : path.substr(0, slash)) + "/";
+  return std::any_of(dirs.begin(), dirs.end(), [&](std::string_view d) { return dir.find(d) != std::string::npos; });
+}
+
+std::string_view file_name(std::string_view path) {
+  const std::size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
 // A test by its path: a tests/test/spec/__tests__ directory, or a name like test_x.py, x_test.go,
 // x.test.ts, x.spec.js, XTest.java, XTests.kt.
 bool is_test_path(std::string_view path) {
-  const std::size_t slash = path.rfind('/');
-  const std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
-  const std::string dir = "/" + std::string(slash == std::string_view::npos ? "" : path.substr(0, slash)) + "/";
-  for (std::string_view d : {"/test/", "/tests/", "/testing/", "/spec/", "/__tests__/", "/testdata/"}) {
-    if (dir.find(d) != std::string::npos) return true;
-  }
-  const std::size_t dot = name.find('.');
-  const std::string_view stem = name.substr(0, dot);
+  if (under_directory(path, {"/test/", "/tests/", "/testing/", "/spec/", "/__tests__/", "/testdata/"})) return true;
+  const std::string_view name = file_name(path);
+  const std::string_view stem = name.substr(0, name.find('.'));
   return stem.starts_with("test_") || stem.ends_with("_test") || stem.ends_with("Test") || stem.ends_with("Tests") ||
          stem.ends_with("_spec") || name.find(".test.") != std::string_view::npos ||
          name.find(".spec.") != std::string_view::npos;
+}
+
+// Documentation, changelogs, manuals and generated bundles: prose about the code, or a copy of it, never
+// where a bug is fixed. By directory (docs/, man/, dist/, vendor/...), by a project document's name
+// (README, CHANGELOG, HISTORY.md: not history.go), or by a documentation extension.
+bool is_doc_or_generated_path(std::string_view path) {
+  if (under_directory(path, {"/doc/", "/docs/", "/documentation/", "/man/", "/dist/", "/vendor/", "/third_party/",
+                             "/single_include/"})) {
+    return true;
+  }
+  std::string name(file_name(path));
+  for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const std::size_t dot = name.find('.');
+  const std::string_view stem = std::string_view(name).substr(0, dot);
+  const std::string_view ext = dot == std::string::npos ? std::string_view() : std::string_view(name).substr(dot);
+  const bool prose_ext = ext.empty() || ext == ".md" || ext == ".rst" || ext == ".txt" || ext == ".adoc";
+  for (std::string_view doc :
+       {"readme", "changelog", "changes", "history", "news", "contributing", "license", "authors"}) {
+    if (stem == doc && prose_ext) return true;
+  }
+  if (name == "cmakelists.txt" || name.starts_with("requirements")) return false;  // build inputs, not prose
+  for (std::string_view e : {".md", ".rst", ".txt", ".adoc", ".yml", ".yaml", ".1", ".min.js", ".map"}) {
+    if (name.ends_with(e)) return true;
+  }
+  return false;
 }
 
 bool is_library_path(std::string_view path) {
@@ -806,6 +840,12 @@ class Retrieval {
             return h.source == Source::stack_trace || h.source == Source::mentioned_path;
           })) {
         c->terms.push_back({kTestFilePenalty, "a test file, and the report names no test"});
+      }
+      if (prefer_source && is_doc_or_generated_path(c->relative) &&
+          std::none_of(c->hits.begin(), c->hits.end(), [](const Hit& h) {
+            return h.source == Source::stack_trace || h.source == Source::mentioned_path;
+          })) {
+        c->terms.push_back({kDocFilePenalty, "documentation or a generated file, and the report is about a bug"});
       }
       if (c->changed) {
         const bool only_git =

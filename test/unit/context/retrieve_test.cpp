@@ -371,6 +371,34 @@ TEST(Retrieve, AProseReportFindsTheFileByItsRarestWords) {
   }));
 }
 
+// Documentation, changelogs and generated bundles talk about the code in the report's own words; for a bug
+// report the code comes first.
+TEST(Retrieve, ABugReportPutsTheCodeAboveItsDocsAndBundles) {
+  FixtureRepo repo("py_service", false);
+  repo.write("service/throttle.py", "def throttle_interval(burst):\n    return burst / 2  # throttle burst\n");
+  repo.write("README.md",
+             "# Throttle\nThe throttle burst interval: set `burst` to throttle bursts of requests.\n"
+             "throttle burst throttle burst\n");
+  repo.write("CHANGELOG.md", "- throttle: burst interval fixed\n- throttle burst again\n");
+  repo.write("dist/bundle.py", "def throttle_interval(burst):\n    return burst / 2  # throttle burst throttle\n");
+  const auto package =
+      retrieve(repo, "Bug: the throttle ignores the burst setting, every request waits the full interval.");
+  EXPECT_EQ(package.task.kind, TaskKind::bugfix);
+  ASSERT_FALSE(package.ranked.empty()) << package.text;
+  EXPECT_EQ(package.ranked[0].path, "service/throttle.py") << package.text;
+  for (const auto& r : package.ranked) {
+    if (r.path != "README.md" && r.path != "CHANGELOG.md" && r.path != "dist/bundle.py") continue;
+    EXPECT_TRUE(std::any_of(r.score_terms.begin(), r.score_terms.end(), [](const ScoreTerm& t) {
+      return t.points < 0 && t.why.find("documentation or a generated file") != std::string::npos;
+    })) << r.path;
+  }
+  // A question about the docs keeps them where their words put them.
+  const auto question = retrieve(repo, "Where is the throttle burst interval described?");
+  for (const auto& r : question.ranked) {
+    for (const auto& t : r.score_terms) EXPECT_EQ(t.why.find("documentation or a generated file"), std::string::npos);
+  }
+}
+
 // A word that matches only past the cut of a very long line leaves the file without a line to show: it is
 // not a candidate (and nothing breaks).
 TEST(Retrieve, AWordOnlyPastTheCutOfALongLineIsNoCandidate) {
