@@ -474,6 +474,7 @@ bool search_buffer(const Matcher::Impl& matcher, std::string_view text, const Se
 
 FileMatches search_text(const Matcher& matcher, std::string_view text, const SearchOptions& options) {
   FileMatches out;
+  out.bytes = text.size();
   search_buffer(matcher.impl(), text, options, nullptr, out);
   return out;
 }
@@ -642,6 +643,7 @@ class SearchPool {
   void fill(SearchReport& report) {
     results_.fill(report);
     report.searched_files = searched_.load();
+    report.searched_bytes = searched_bytes_.load();
     report.binary_files = binary_.load();
     report.unreadable_files += unreadable_.load();
   }
@@ -682,8 +684,10 @@ class SearchPool {
       ++binary_;
       return;
     }
+    searched_bytes_ += text.size();
     FileMatches file;
     file.path = std::move(target.display);
+    file.bytes = text.size();
     if (!search_buffer(matcher_, text, options_, &cancel_, file)) return;
     if (file.matched_lines > 0) results_.add(std::move(file));
   }
@@ -699,6 +703,7 @@ class SearchPool {
   bool closed_ = false;
 
   std::atomic<std::size_t> searched_{0};
+  std::atomic<std::size_t> searched_bytes_{0};
   std::atomic<std::size_t> binary_{0};
   std::atomic<std::size_t> unreadable_{0};
   std::vector<std::thread> workers_;  // last: started once everything they touch exists

@@ -72,6 +72,7 @@ struct FileMatches {
   std::vector<SearchLine> lines;  // in line order; a gap in the numbers is a gap between groups
   std::size_t matched_lines = 0;  // all of them, even past what `lines` kept
   bool complete = true;           // false when lines stopped at max_kept_bytes
+  std::size_t bytes = 0;          // the file's size as searched
 };
 
 struct SearchReport {
@@ -81,6 +82,7 @@ struct SearchReport {
   std::size_t omitted_lines = 0;  // matching lines of files not kept (past max_kept_bytes)
   std::size_t omitted_files = 0;
   std::size_t searched_files = 0;
+  std::size_t searched_bytes = 0;    // of the text files searched (binary ones left out)
   std::size_t binary_files = 0;      // skipped: a NUL byte in the first kBinarySniffBytes
   std::size_t unreadable_files = 0;  // could not be opened or read (and directories the walker skipped)
 };

@@ -34,8 +34,9 @@ constexpr support::EnumName<Source> kSourceNames[] = {
     {Source::git_changed, "git_changed"},
     {Source::config_file, "config_file"},
     {Source::report_words, "report_words"},
+    {Source::reference, "reference"},
 };
-static_assert(support::names_every_value(kSourceNames, Source::report_words));
+static_assert(support::names_every_value(kSourceNames, Source::reference));
 
 std::span<const support::EnumName<Source>> enum_names(Source) noexcept { return kSourceNames; }
 

@@ -41,6 +41,7 @@ enum class Source {
   git_changed,     // a file changed in the working tree or the index
   config_file,     // a configuration file, for a configuration task
   report_words,    // the report's words, found with the grep engine and weighted by their rarity (BM25)
+  reference,       // defines what a found definition calls: one hop from the report's names
 };
 std::string_view source_name(Source source) noexcept;
 std::span<const support::EnumName<Source>> enum_names(Source) noexcept;

@@ -249,6 +249,8 @@ struct Collected {
   };
   std::vector<Ident> identifiers;
   std::size_t order = 0;
+  // Names the report's own code defines (`def cli():` in a reproducer): the reporter's, not the project's.
+  std::set<std::string, std::less<>> defined_by_report;
 
   void identifier(std::string_view text, int priority) {
     if (text.size() < 2 || text.size() > kMaxIdentifier) return;
@@ -262,6 +264,106 @@ struct Collected {
     identifiers.push_back({std::string(text), priority, order++});
   }
 };
+
+bool is_space(char c) { return c == ' ' || c == '\t'; }
+
+// The fixed parts of a message as a reporter pasted it: the runs of words between its variable parts
+// (quoted names, numbers, paths), each of at least two words and eight letters. `[bat error]: '/bin' is a
+// directory.` -> "bat error", "is a directory": what the program's source holds around its format
+// arguments, so a literal search finds where the message is made.
+std::vector<std::string_view> message_fragments(std::string_view message) {
+  std::vector<std::string_view> out;
+  const auto flush = [&](std::size_t from, std::size_t to) {
+    std::string_view piece = message.substr(from, to - from);
+    const std::string_view edge = " \t.,:;!?[](){}<>=-";
+    while (!piece.empty() && edge.find(piece.front()) != std::string_view::npos) piece.remove_prefix(1);
+    while (!piece.empty() && edge.find(piece.back()) != std::string_view::npos) piece.remove_suffix(1);
+    std::size_t letters = 0;
+    for (const char c : piece) letters += std::isalpha(static_cast<unsigned char>(c)) != 0 ? 1 : 0;
+    if (letters >= 8 && piece.find(' ') != std::string_view::npos) out.push_back(piece);
+  };
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < message.size();) {
+    const char c = message[i];
+    // A quoted part: to its closing quote.
+    if ((c == '\'' || c == '"' || c == '`') && (i == 0 || !is_word_char(message[i - 1]))) {
+      const std::size_t close = message.find(c, i + 1);
+      if (close != std::string_view::npos) {
+        flush(start, i);
+        i = start = close + 1;
+        continue;
+      }
+    }
+    // A word holding a digit, a path separator or a '~' is a value: a number, a path, an address.
+    if (!is_space(c)) {
+      std::size_t end = i;
+      bool value = c == '-';  // a flag: `-e`, `--color`
+      while (end < message.size() && !is_space(message[end])) {
+        const char e = message[end];
+        value = value || std::isdigit(static_cast<unsigned char>(e)) != 0 || e == '/' || e == '\\' || e == '~' ||
+                e == '<' || e == '@' || e == '=';
+        ++end;
+      }
+      if (value) {
+        flush(start, i);
+        start = end;
+      }
+      i = end;
+      continue;
+    }
+    ++i;
+  }
+  flush(start, message.size());
+  return out;
+}
+
+// The message of an error line, or empty: what follows the first `<word>error:`, `<word>Exception:`,
+// `fatal:`, `panic:` (a bracketed or parenthesised part may stand between the word and the colon:
+// `error[E0308]:`, `jq: error (at <stdin>:0):`).
+std::string_view error_message(std::string_view line) {
+  for (std::size_t colon = line.find(':'); colon != std::string_view::npos; colon = line.find(':', colon + 1)) {
+    if (colon + 1 < line.size() && !is_space(line[colon + 1])) continue;
+    std::string_view before = line.substr(0, colon);
+    while (!before.empty() && is_space(before.back())) before.remove_suffix(1);
+    if (!before.empty() && (before.back() == ')' || before.back() == ']')) {
+      const std::size_t open = before.find_last_of(before.back() == ')' ? '(' : '[');
+      if (open == std::string_view::npos) continue;
+      before = before.substr(0, open);
+      while (!before.empty() && is_space(before.back())) before.remove_suffix(1);
+    }
+    std::size_t word_start = before.size();
+    while (word_start > 0 && std::isalpha(static_cast<unsigned char>(before[word_start - 1])) != 0) --word_start;
+    std::string word(before.substr(word_start));
+    for (char& ch : word) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (word.ends_with("error") || word.ends_with("exception") || word == "fatal" || word == "panic") {
+      std::string_view message = line.substr(colon + 1);
+      while (!message.empty() && is_space(message.front())) message.remove_prefix(1);
+      return message;
+    }
+  }
+  return {};
+}
+
+// Whether `before` (a line up to a name) ends in a definition keyword that starts its statement, as in a
+// reproducer's `def cli():`, `fn main() {`, `class Foo:`, `function handler(req) {`.
+bool defines_next(std::string_view before) {
+  while (!before.empty() && (before.back() == ' ' || before.back() == '\t')) before.remove_suffix(1);
+  const std::size_t space = before.find_last_of(" \t");
+  const std::string_view keyword = space == std::string_view::npos ? before : before.substr(space + 1);
+  std::string_view lead = space == std::string_view::npos ? std::string_view() : before.substr(0, space);
+  while (!lead.empty() && (lead.back() == ' ' || lead.back() == '\t')) lead.remove_suffix(1);
+  // Only modifiers may come before the keyword: `pub fn`, `async def`, `export function`.
+  for (std::size_t at = 0; at < lead.size();) {
+    const std::size_t end = std::min(lead.find_first_of(" \t", at), lead.size());
+    const std::string_view word = lead.substr(at, end - at);
+    if (!word.empty() && word != "pub" && word != "async" && word != "export" && word != "static" && word != "public" &&
+        word != "private" && word != "default") {
+      return false;
+    }
+    at = end + 1;
+  }
+  return keyword == "def" || keyword == "fn" || keyword == "func" || keyword == "function" || keyword == "class";
+}
 
 // Identifiers in a span of text: each component of a qualified name (a.b.C, Foo::bar, p->q).
 void scan_identifiers(std::string_view text, Collected& out, int forced_priority) {
@@ -293,6 +395,11 @@ void scan_identifiers(std::string_view text, Collected& out, int forced_priority
       continue;
     }
     const bool called = token_end < text.size() && text[token_end] == '(';
+    if (defines_next(text.substr(0, i))) {
+      out.defined_by_report.emplace(token.substr(0, token.find_first_of(".:-")));
+      i = token_end;
+      continue;
+    }
     // Components.
     std::size_t p = 0;
     while (p < token.size()) {
@@ -482,6 +589,15 @@ InputTerms extract_terms(std::string_view input, const std::vector<std::size_t>&
     if (seen_paths.insert(key).second && terms.paths.size() < limits.max_paths) terms.paths.push_back(std::move(m));
     return true;
   };
+  const auto add_quoted = [&](std::string_view text) {
+    if (text.size() >= kMinQuoted && text.size() <= kMaxQuoted && text.front() != ' ' && text.back() != ' ' &&
+        terms.quoted.size() < limits.max_quoted && seen_quoted.insert(std::string(text)).second) {
+      terms.quoted.emplace_back(text);
+    }
+  };
+  const auto add_fragments = [&](std::string_view message) {
+    for (const std::string_view f : message_fragments(message)) add_quoted(f);
+  };
   const auto add_glob = [&](std::string_view token) {
     if (std::find(terms.globs.begin(), terms.globs.end(), token) == terms.globs.end() &&
         terms.globs.size() < limits.max_globs) {
@@ -516,8 +632,13 @@ InputTerms extract_terms(std::string_view input, const std::vector<std::size_t>&
         const std::string_view span = line.substr(i + 1, close - i - 1);
         if (is_glob_like(span)) {
           add_glob(span);
-        } else if (!add_path(span)) {
-          scan_identifiers(span, collected, span.find(' ') == std::string_view::npos ? 0 : 2);
+        } else if (span.find(' ') == std::string_view::npos) {
+          if (!add_path(span)) scan_identifiers(span, collected, 0);
+        } else {
+          // Code or a message with spaces: its identifiers count as the prose's do (`is` and `a` in
+          // `'x' is a directory` are no names), and a message's fixed parts are searched as written.
+          scan_identifiers(span, collected, -1);
+          add_fragments(span);
         }
         rest_of_line.append(close + 1 - i, ' ');
         i = close + 1;
@@ -538,10 +659,8 @@ InputTerms extract_terms(std::string_view input, const std::vector<std::size_t>&
             const bool spaced = span.find(' ') != std::string_view::npos;
             if (!spaced) {
               scan_identifiers(span, collected, span.size() >= 3 ? 1 : -1);
-            } else if (span.size() >= kMinQuoted && span.size() <= kMaxQuoted && span.front() != ' ' &&
-                       span.back() != ' ' && seen_quoted.insert(std::string(span)).second &&
-                       terms.quoted.size() < limits.max_quoted) {
-              terms.quoted.emplace_back(span);
+            } else {
+              add_quoted(span);
             }
           }
           rest_of_line.append(close + 1 - i, ' ');
@@ -552,6 +671,10 @@ InputTerms extract_terms(std::string_view input, const std::vector<std::size_t>&
       rest_of_line += c;
       ++i;
     }
+
+    // An error line of a log or a terminal (`error: cannot allocate memory`, `ValueError: I/O operation on
+    // closed file.`): the message's fixed parts are searched as written.
+    if (const std::string_view message = error_message(line); !message.empty()) add_fragments(message);
 
     // Whitespace-separated tokens: paths and globs.
     const std::string_view rest = rest_of_line;
@@ -587,6 +710,7 @@ InputTerms extract_terms(std::string_view input, const std::vector<std::size_t>&
                    });
   for (auto& ident : collected.identifiers) {
     if (terms.identifiers.size() >= limits.max_identifiers) break;
+    if (collected.defined_by_report.count(ident.text) != 0) continue;
     terms.identifiers.push_back(std::move(ident.text));
   }
   if (terms.tests.size() > limits.max_tests) terms.tests.resize(limits.max_tests);

@@ -37,7 +37,7 @@ struct InputTerms {
 
 struct TermLimits {
   std::size_t max_identifiers = 8;
-  std::size_t max_quoted = 4;
+  std::size_t max_quoted = 6;
   std::size_t max_paths = 32;
   std::size_t max_globs = 8;
   std::size_t max_tests = 8;

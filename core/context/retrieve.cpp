@@ -60,13 +60,22 @@ constexpr double kChangedBonus = 20;
 constexpr double kNameBonus = 4;
 constexpr double kNameBonusMax = 12;
 constexpr double kRecentBonus = 5;
-// The report's words: the file whose words match best (BM25 without length normalisation, over the files
-// searched) gets kWordsMax, the others their share of it; only the kWordFiles best become candidates.
+// The report's words: the file whose words match best (BM25 over the files searched) gets kWordsMax, the others their
+// share of it; only the kWordFiles best become candidates.
 constexpr double kWordsMax = 40;
 constexpr double kWordsK1 = 1.2;
+constexpr double kWordsB = 0.5;  // half the usual: a big central file is often the one
 constexpr std::size_t kWordFiles = 40;
-constexpr double kTestFilePenalty = -12;  // a test file, for a bug report that names no test
-constexpr double kDocFilePenalty = -25;   // docs, changelogs, generated bundles, for a bug report
+constexpr double kTestFilePenalty = -12;  // a test file, for a bug report or a request not about tests
+constexpr double kDocFilePenalty = -40;   // docs, changelogs, generated bundles, unless asked about
+// One hop: the best kHopAnchors definitions of the report's names are read for what they call; a file
+// defining one of at most kHopNames such names (in at most kHopMaxDefinitions files) gets kHopShare of
+// the caller's score.
+constexpr std::size_t kHopAnchors = 4;
+constexpr std::size_t kHopNames = 32;
+constexpr std::size_t kHopMaxDefinitions = 2;
+constexpr std::size_t kHopBodyLines = 80;
+constexpr double kHopShare = 0.8;
 constexpr double kMultiHitShare = 0.2;
 constexpr double kMultiHitMax = 15;
 static_assert(kDefinition + kChangedBonus + kNameBonusMax + kRecentBonus + kMultiHitMax + kWordsMax < kStackBase);
@@ -81,11 +90,22 @@ double ms_since(Clock::time_point start) {
 }
 
 struct Hit {
+  Hit() = default;
+  Hit(std::size_t line_, std::size_t end_line_, double score_, Source source_, std::string why_,
+      std::string defines_ = {})
+      : line(line_),
+        end_line(end_line_),
+        score(score_),
+        source(source_),
+        why(std::move(why_)),
+        defines(std::move(defines_)) {}
+
   std::size_t line = 0;      // 0: the file as a whole (its head)
   std::size_t end_line = 0;  // a range hit (a named range, a changed hunk); else 0
   double score = 0;
   Source source = Source::identifier;
   std::string why;
+  std::string defines;  // the identifier defined at `line`, for a definition hit; else empty
 };
 
 struct FileCandidate {
@@ -179,10 +199,43 @@ bool is_doc_or_generated_path(std::string_view path) {
     if (stem == doc && prose_ext) return true;
   }
   if (name == "cmakelists.txt" || name.starts_with("requirements")) return false;  // build inputs, not prose
+  // A manual page, or its template: fd.1, bat.1.in, jq.1.prebuilt.
+  for (std::size_t at = name.find('.'); at != std::string::npos; at = name.find('.', at + 1)) {
+    if (at + 1 < name.size() && name[at + 1] >= '1' && name[at + 1] <= '9' &&
+        (at + 2 == name.size() || name[at + 2] == '.')) {
+      return true;
+    }
+  }
   for (std::string_view e : {".md", ".rst", ".txt", ".adoc", ".yml", ".yaml", ".1", ".min.js", ".map"}) {
     if (name.ends_with(e)) return true;
   }
   return false;
+}
+
+// Whether `input` says one of `words` (lower case) as a whole word.
+bool says_any(std::string_view input, std::initializer_list<std::string_view> words) {
+  std::string lower(input.substr(0, std::size_t{64} << 10));
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  for (std::string_view word : words) {
+    for (std::size_t at = lower.find(word); at != std::string::npos; at = lower.find(word, at + 1)) {
+      const bool left = at == 0 || std::isalnum(static_cast<unsigned char>(lower[at - 1])) == 0;
+      const std::size_t end = at + word.size();
+      const bool right = end >= lower.size() || std::isalnum(static_cast<unsigned char>(lower[end])) == 0;
+      if (left && right) return true;
+    }
+  }
+  return false;
+}
+
+// Whether a request is about documentation: it says docs, README, changelog, manual, typo.
+bool about_docs(std::string_view input) {
+  return says_any(input, {"doc", "docs", "documentation", "documented", "docstring", "readme", "changelog", "manual",
+                          "man page", "manpage", "typo", "typos", "spelling", "wording"});
+}
+
+// Whether a request is about tests: it says test, tests, testing, spec, coverage.
+bool about_tests(std::string_view input) {
+  return says_any(input, {"test", "tests", "testing", "unittest", "spec", "specs", "coverage", "fixture", "fixtures"});
 }
 
 bool is_library_path(std::string_view path) {
@@ -243,6 +296,7 @@ bool is_definition(std::string_view line, std::string_view ident) {
   if (before.find("TEST") != std::string_view::npos && before.find('(') != std::string_view::npos) return true;
   if (!after.starts_with("(")) return false;
   if (trimmed.ends_with(";")) return false;
+  if (after.find("=>") != std::string_view::npos) return false;  // a match arm: `Token::Number(n) => {`
   std::string_view lead = before;
   while (!lead.empty() && (lead.front() == ' ' || lead.front() == '\t')) lead.remove_prefix(1);
   if (lead.empty()) {
@@ -306,6 +360,10 @@ class Retrieval {
     t = Clock::now();
     AGENTD_TRY_VOID(search_terms());
     package_.stats.search_ms = ms_since(t);
+    if (cancel_.cancelled()) return cancelled();
+    t = Clock::now();
+    AGENTD_TRY_VOID(follow_references());
+    package_.stats.search_ms += ms_since(t);
     if (cancel_.cancelled()) return cancelled();
     apply_file_terms();
 
@@ -613,7 +671,8 @@ class Retrieval {
     auto matcher = tools::Matcher::compile(tools::SearchPattern{pattern, false, true});
     if (!matcher) return std::move(matcher).error().context("compiling the search of the prompt's terms");
 
-    std::vector<tools::SearchTarget> targets = search_targets();
+    targets_ = search_targets();
+    const std::vector<tools::SearchTarget>& targets = targets_;
     package_.stats.searched_files = targets.size();
     tools::SearchOptions options;
     options.max_line_bytes = limits_.max_line_bytes;
@@ -621,13 +680,29 @@ class Retrieval {
     auto report = tools::search_files(*matcher, targets, options, cancel_);
     if (!report) return std::move(report).error();
 
-    std::vector<std::size_t> found(search_.size(), 0);
+    // First where each term is, then what each hit is worth: a term found in many files says little about
+    // any of them, and a name defined in many files (`cli`, `Default`) is no pointer to one of them.
+    struct RawHit {
+      std::size_t line = 0;
+      std::size_t term = 0;
+      bool definition = false;  // of an identifier or test; for a spaced test name, its title
+    };
+    struct FileHits {
+      std::size_t root = 0;
+      std::string relative;
+      std::vector<RawHit> hits;
+    };
+    std::vector<FileHits> located;
+    std::vector<std::size_t> found(search_.size(), 0);     // lines
+    std::vector<std::size_t> in_files(search_.size(), 0);  // files
+    std::vector<std::size_t> defined_in(search_.size(), 0);
     for (const auto& file : report->files) {
       // display is "<root index>:<relative>"
       const std::size_t colon = file.path.find(':');
-      const std::size_t r = std::stoul(file.path.substr(0, colon));
-      const std::string relative = file.path.substr(colon + 1);
-      std::vector<Hit> hits;
+      FileHits f{std::stoul(file.path.substr(0, colon)), file.path.substr(colon + 1), {}};
+      // Prose and generated copies mention names; they define none.
+      const bool code = !is_doc_or_generated_path(f.relative);
+      std::vector<std::uint8_t> seen(search_.size(), 0);  // 1: found here, 2: defined here too
       for (const auto& line : file.lines) {
         if (!line.is_match) continue;
         for (std::size_t t = 0; t < search_.size(); ++t) {
@@ -636,24 +711,51 @@ class Retrieval {
                                            : find_word(line.text, term.text) != std::string_view::npos;
           if (!present) continue;
           ++found[t];
-          const bool definition = !term.spaced && is_definition(line.text, term.text);
-          const bool test_title = term.spaced && term.source == Source::test_name;
-          double score = term.source == Source::quoted_string ? kQuoted : kOccurrence;
-          if (term.source == Source::test_name) score = definition || test_title ? kTestDefinition : kOccurrence;
-          if (term.source == Source::identifier && definition) score = kDefinition;
-          const std::string_view what = term.source == Source::quoted_string ? "string"
-                                        : term.source == Source::test_name   ? "test"
-                                                                             : "identifier";
-          hits.push_back({line.number, 0, score, term.source,
-                          fmt::format("{} `{}` {} at line {}", what, term.text,
-                                      definition || test_title ? "defined" : "used", line.number)});
+          const bool definition =
+              term.spaced ? term.source == Source::test_name : code && is_definition(line.text, term.text);
+          f.hits.push_back({line.number, t, definition});
+          if (seen[t] == 0) ++in_files[t];
+          if (definition && seen[t] != 2) ++defined_in[t];
+          seen[t] = definition ? std::uint8_t{2} : std::max(seen[t], std::uint8_t{1});
         }
+      }
+      if (!f.hits.empty()) located.push_back(std::move(f));
+    }
+    // How rare a term is among the files searched: 1 when one file holds it, falling towards 0.
+    const double searched = static_cast<double>(std::max<std::size_t>(targets.size(), 2));
+    const auto rarity = [&](std::size_t files) {
+      return std::log(1.0 + searched / static_cast<double>(std::max<std::size_t>(files, 1))) / std::log(1.0 + searched);
+    };
+    for (auto& f : located) {
+      std::vector<Hit> hits;
+      for (const RawHit& raw : f.hits) {
+        const auto& term = search_[raw.term];
+        const std::size_t n = in_files[raw.term];
+        double score = 0;
+        std::string what;
+        if (term.source == Source::test_name) {
+          score = raw.definition ? kTestDefinition : kOccurrence * rarity(n);
+          what = fmt::format("test `{}` {} at line {}", term.text, raw.definition ? "defined" : "used", raw.line);
+        } else if (term.source == Source::quoted_string) {
+          score = kQuoted * rarity(n);
+          what = fmt::format("string `{}` at line {} (in {} file{})", term.text, raw.line, n, n == 1 ? "" : "s");
+        } else if (raw.definition) {
+          const std::size_t d = defined_in[raw.term];
+          score = std::max(kOccurrence * rarity(n), kDefinition / std::sqrt(static_cast<double>(d)));
+          what = fmt::format("identifier `{}` defined at line {}{}", term.text, raw.line,
+                             d == 1 ? "" : fmt::format(" (defined in {} files)", d));
+        } else {
+          score = kOccurrence * rarity(n);
+          what =
+              fmt::format("identifier `{}` used at line {} (in {} file{})", term.text, raw.line, n, n == 1 ? "" : "s");
+        }
+        hits.push_back({raw.line, 0, score, term.source, std::move(what),
+                        raw.definition && term.source == Source::identifier ? term.text : std::string()});
       }
       // The best few per file: definitions first, then the earliest uses.
       std::stable_sort(hits.begin(), hits.end(), [](const Hit& a, const Hit& b) { return a.score > b.score; });
       if (hits.size() > kMaxHitsPerFileFromSearch) hits.resize(kMaxHitsPerFileFromSearch);
-      if (hits.empty()) continue;  // a line of the report's words only: score_words' business
-      FileCandidate& c = candidate(r, relative);
+      FileCandidate& c = candidate(f.root, f.relative);
       for (auto& h : hits) c.hits.push_back(std::move(h));
     }
     for (std::size_t t = 0; t < search_.size(); ++t) {
@@ -676,6 +778,7 @@ class Retrieval {
       std::string relative;
       std::vector<std::size_t> tf;          // lines holding each word
       std::vector<std::size_t> first_line;  // the first of them
+      std::size_t bytes = 0;
     };
     std::vector<FileWords> files;
     std::vector<std::size_t> df(words.size(), 0);
@@ -683,7 +786,7 @@ class Retrieval {
     for (const auto& file : report.files) {
       const std::size_t colon = file.path.find(':');
       FileWords f{std::stoul(file.path.substr(0, colon)), file.path.substr(colon + 1),
-                  std::vector<std::size_t>(words.size(), 0), std::vector<std::size_t>(words.size(), 0)};
+                  std::vector<std::size_t>(words.size(), 0), std::vector<std::size_t>(words.size(), 0), file.bytes};
       for (const auto& line : file.lines) {
         if (!line.is_match) continue;
         lower = line.text;
@@ -703,12 +806,19 @@ class Retrieval {
       const double d = static_cast<double>(df[w]);
       idf[w] = std::log(1.0 + (n - d + 0.5) / (d + 0.5));
     }
+    // A long file (a changelog, a bundle) holds every word somewhere: its counts weigh less, by its size
+    // against the mean size of the text files searched.
+    const std::size_t text_files = report.searched_files - std::min(report.searched_files, report.binary_files);
+    const double mean_bytes =
+        text_files == 0 ? 1.0
+                        : std::max(1.0, static_cast<double>(report.searched_bytes) / static_cast<double>(text_files));
     std::vector<std::pair<double, std::size_t>> scored;  // (score, index into files)
     for (std::size_t i = 0; i < files.size(); ++i) {
       double score = 0;
+      const double norm = kWordsK1 * (1 - kWordsB + kWordsB * static_cast<double>(files[i].bytes) / mean_bytes);
       for (std::size_t w = 0; w < words.size(); ++w) {
         const auto tf = static_cast<double>(files[i].tf[w]);
-        if (tf > 0) score += idf[w] * tf * (kWordsK1 + 1) / (tf + kWordsK1);
+        if (tf > 0) score += idf[w] * tf * (kWordsK1 + 1) / (tf + norm);
       }
       scored.emplace_back(score, i);
     }
@@ -741,6 +851,167 @@ class Retrieval {
         c.terms.push_back({points, why});  // a stack's frames keep the stack's order
       }
     }
+  }
+
+  // One hop through references. The body of each of the best definitions of the report's names is read
+  // for the names it calls and imports; a file that alone (or nearly) defines one of them gets a share of
+  // the caller's score: the fault behind `echo_via_pager` may well be in the `pager` it calls.
+  support::Result<void> follow_references() {
+    struct Anchor {
+      const FileCandidate* file = nullptr;
+      const Hit* hit = nullptr;
+    };
+    std::vector<Anchor> anchors;
+    for (const FileCandidate* c : order_) {
+      for (const Hit& h : c->hits) {
+        if (!h.defines.empty()) anchors.push_back({c, &h});
+      }
+    }
+    std::stable_sort(anchors.begin(), anchors.end(),
+                     [](const Anchor& a, const Anchor& b) { return a.hit->score > b.hit->score; });
+    if (anchors.size() > kHopAnchors) anchors.resize(kHopAnchors);
+
+    struct Callee {
+      std::string name;
+      std::vector<std::size_t> callers;  // indexes into anchors
+    };
+    std::vector<Callee> callees;
+    std::set<std::string, std::less<>> searched;
+    for (const auto& term : search_) searched.insert(term.text);
+    for (std::size_t a = 0; a < anchors.size(); ++a) {
+      const FileText& ft = file_text(*anchors[a].file);
+      if (!ft.problem.empty()) continue;
+      for (const std::string& name : called_names(definition_body(ft, anchors[a].hit->line), anchors[a].hit->defines)) {
+        if (searched.count(name) != 0) continue;
+        auto it = std::find_if(callees.begin(), callees.end(), [&](const Callee& c) { return c.name == name; });
+        if (it == callees.end()) {
+          if (callees.size() >= kHopNames) continue;
+          it = callees.insert(callees.end(), {name, {}});
+        }
+        if (std::find(it->callers.begin(), it->callers.end(), a) == it->callers.end()) it->callers.push_back(a);
+      }
+    }
+    if (callees.empty() || targets_.empty()) return support::ok();
+
+    std::string pattern;
+    for (const auto& c : callees) pattern += fmt::format("{}\\b{}\\b", pattern.empty() ? "" : "|", quote_regex(c.name));
+    auto matcher = tools::Matcher::compile(tools::SearchPattern{pattern, false, false});
+    if (!matcher) return std::move(matcher).error().context("compiling the search of the called names");
+    tools::SearchOptions options;
+    options.max_line_bytes = limits_.max_line_bytes;
+    options.max_kept_bytes = std::size_t{4} << 20;
+    auto report = tools::search_files(*matcher, targets_, options, cancel_);
+    if (!report) return std::move(report).error();
+
+    // Where each called name is defined: (root, relative, line) per name.
+    std::vector<std::vector<std::tuple<std::size_t, std::string, std::size_t>>> defined(callees.size());
+    for (const auto& file : report->files) {
+      const std::size_t colon = file.path.find(':');
+      const std::string relative = file.path.substr(colon + 1);
+      if (is_doc_or_generated_path(relative) || is_test_path(relative)) continue;
+      const std::size_t root = std::stoul(file.path.substr(0, colon));
+      for (const auto& line : file.lines) {
+        if (!line.is_match) continue;
+        for (std::size_t k = 0; k < callees.size(); ++k) {
+          auto& where = defined[k];
+          if (!where.empty() && std::get<1>(where.back()) == relative && std::get<0>(where.back()) == root) continue;
+          if (is_definition(line.text, callees[k].name)) where.emplace_back(root, relative, line.number);
+        }
+      }
+    }
+    for (std::size_t k = 0; k < callees.size(); ++k) {
+      // The strongest caller gives the score; a name defined in two other files gives each half. A call
+      // within the caller's own file leads nowhere new.
+      const Anchor& caller = anchors[callees[k].callers.front()];
+      auto& where = defined[k];
+      std::erase_if(where, [&](const auto& w) {
+        return std::get<0>(w) == caller.file->root && std::get<1>(w) == caller.file->relative;
+      });
+      if (where.empty() || where.size() > kHopMaxDefinitions) continue;
+      const double points = caller.hit->score * kHopShare / static_cast<double>(where.size());
+      for (const auto& [root, relative, line] : where) {
+        FileCandidate& c = candidate(root, relative);
+        c.hits.push_back({line, 0, points, Source::reference,
+                          fmt::format("defines `{}` (line {}), called by `{}` in {}:{}", callees[k].name, line,
+                                      caller.hit->defines, caller.file->display, caller.hit->line)});
+      }
+    }
+    return support::ok();
+  }
+
+  // The lines of the definition starting at `line` (1-based): up to the first later line indented no
+  // deeper than it (a closing brace or `end` included; a signature's closing parenthesis is not the
+  // end), at most kHopBodyLines.
+  static std::string_view definition_body(const FileText& ft, std::size_t line) {
+    if (line == 0 || line > ft.line_starts.size()) return {};
+    const auto indent_of = [&](std::size_t n) {
+      const std::size_t start = ft.line_starts[n - 1];
+      std::size_t i = start;
+      while (i < ft.text.size() && (ft.text[i] == ' ' || ft.text[i] == '\t')) ++i;
+      const bool blank = i >= ft.text.size() || ft.text[i] == '\n' || ft.text[i] == '\r';
+      return std::pair<std::size_t, bool>{i - start, blank};
+    };
+    const std::size_t base = indent_of(line).first;
+    std::size_t last = line;
+    for (std::size_t n = line + 1; n <= ft.line_starts.size() && n < line + kHopBodyLines; ++n) {
+      const auto [indent, blank] = indent_of(n);
+      last = n;
+      if (blank || indent > base) continue;
+      const std::size_t at = ft.line_starts[n - 1] + indent;
+      if (at < ft.text.size() && (ft.text[at] == ')' || ft.text[at] == ']')) continue;
+      break;
+    }
+    const std::size_t from = ft.line_starts[line - 1];
+    const std::size_t to = last < ft.line_starts.size() ? ft.line_starts[last] : ft.text.size();
+    return std::string_view(ft.text).substr(from, to - from);
+  }
+
+  // The names a body calls (`name(`, `obj.name(`, `Type::name(`) or imports (`import a, b`), first
+  // use first; keywords, very short names and the definition's own name left out.
+  static std::vector<std::string> called_names(std::string_view body, std::string_view self) {
+    static const std::set<std::string_view> kNotCalls = {
+        "if",     "for",    "while", "switch", "return", "sizeof",   "catch",   "elif",       "print",
+        "len",    "str",    "int",   "list",   "dict",   "set",      "tuple",   "isinstance", "super",
+        "range",  "format", "not",   "and",    "func",   "function", "def",     "fn",         "new",
+        "typeof", "assert", "defer", "make",   "append", "panic",    "println", "printf",     "Some",
+        "Ok",     "Err",    "Box",   "Vec",    "String", "self",     "this"};
+    std::vector<std::string> names;
+    const auto add = [&](std::string_view name) {
+      if (name.size() < 3 || name == self || kNotCalls.count(name) != 0) return;
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.emplace_back(name);
+    };
+    for (std::size_t i = 0; i < body.size();) {
+      if (!is_word(body[i]) || (i > 0 && is_word(body[i - 1]))) {
+        ++i;
+        continue;
+      }
+      std::size_t j = i;
+      while (j < body.size() && is_word(body[j])) ++j;
+      const std::string_view word = body.substr(i, j - i);
+      if (std::isdigit(static_cast<unsigned char>(word[0])) == 0) {
+        if (word == "import") {
+          // `import a, b` / `from .m import a as b, c`: the imported names, to the end of the line.
+          const std::size_t eol = std::min(body.find('\n', j), body.size());
+          std::string_view rest = body.substr(j, eol - j);
+          for (std::size_t k = 0; k < rest.size();) {
+            if (!is_word(rest[k])) {
+              ++k;
+              continue;
+            }
+            std::size_t e = k;
+            while (e < rest.size() && is_word(rest[e])) ++e;
+            const std::string_view name = rest.substr(k, e - k);
+            if (name != "as") add(name);
+            k = e;
+          }
+          i = eol;
+          continue;
+        }
+        if (j < body.size() && body[j] == '(') add(word);
+      }
+      i = j;
+    }
+    return names;
   }
 
   static std::string quote_regex(std::string_view text) {
@@ -833,19 +1104,27 @@ class Retrieval {
       }
     }
     const std::int64_t now = static_cast<std::int64_t>(std::time(nullptr));
-    // A bug report that names no test is about the code under test: its tests rank below it.
-    const bool prefer_source = package_.task.kind == TaskKind::bugfix && terms_.tests.empty();
+    // A bug report that names no test is about the code under test: its tests rank below it. Docs,
+    // changelogs and generated bundles rank below the code for a bug report (one citing the docs too),
+    // and for any other task not about them; a configuration task keeps its configuration files.
+    const TaskKind kind = package_.task.kind;
+    // A review with nothing changed is a question about the code.
+    const bool review = kind == TaskKind::review && package_.workspace.changed_files_total > 0;
+    const bool prefer_source =
+        terms_.tests.empty() && (kind == TaskKind::bugfix || (!review && !about_tests(request_.input)));
+    const bool prefer_code = kind == TaskKind::bugfix || (!review && !about_docs(request_.input));
+    const auto named = [](const FileCandidate* c) {
+      return std::any_of(c->hits.begin(), c->hits.end(), [](const Hit& h) {
+        return h.source == Source::stack_trace || h.source == Source::mentioned_path;
+      });
+    };
     for (FileCandidate* c : order_) {
-      if (prefer_source && is_test_path(c->relative) && std::none_of(c->hits.begin(), c->hits.end(), [](const Hit& h) {
-            return h.source == Source::stack_trace || h.source == Source::mentioned_path;
-          })) {
-        c->terms.push_back({kTestFilePenalty, "a test file, and the report names no test"});
+      if (prefer_source && is_test_path(c->relative) && !named(c)) {
+        c->terms.push_back({kTestFilePenalty, "a test file, and the request names no test"});
       }
-      if (prefer_source && is_doc_or_generated_path(c->relative) &&
-          std::none_of(c->hits.begin(), c->hits.end(), [](const Hit& h) {
-            return h.source == Source::stack_trace || h.source == Source::mentioned_path;
-          })) {
-        c->terms.push_back({kDocFilePenalty, "documentation or a generated file, and the report is about a bug"});
+      if (prefer_code && is_doc_or_generated_path(c->relative) && !named(c) &&
+          !(kind == TaskKind::config && is_config_path(c->relative))) {
+        c->terms.push_back({kDocFilePenalty, "documentation or a generated file, and the request is about code"});
       }
       if (c->changed) {
         const bool only_git =
@@ -1265,6 +1544,7 @@ class Retrieval {
   std::size_t unresolved_frames_ = 0;
   std::string unresolved_frame_example_;
   std::unordered_map<std::string, FileText> texts_;
+  std::vector<tools::SearchTarget> targets_;  // the files the prompt's terms were searched in
 };
 
 }  // namespace

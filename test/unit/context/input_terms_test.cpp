@@ -51,6 +51,39 @@ TEST(InputTerms, QuotedStringsAreMessages) {
   EXPECT_EQ(terms.quoted, (std::vector<std::string>{"total cannot be negative", "an order needs at least one item"}));
 }
 
+// A backticked message is no list of names: `is` and `a` are prose. Its fixed parts, between the quoted
+// names, numbers, paths and flags, are searched as written; so are an error line's.
+TEST(InputTerms, MessagesGiveTheirFixedPartsNotTheirWords) {
+  const auto terms = extract_terms(
+      "`[bat error]: 'conf.d' is a directory.` is written to STDOUT\n"
+      "ValueError: I/O operation on closed file.\n"
+      "jq: error (at <stdin>:0): Cannot index number with \"foo\"\n"
+      "`run -e production --port 4567 now` fails",
+      {});
+  EXPECT_FALSE(has(terms.identifiers, "is")) << ::testing::PrintToString(terms.identifiers);
+  EXPECT_FALSE(has(terms.identifiers, "directory"));
+  EXPECT_FALSE(has(terms.identifiers, "bat"));
+  EXPECT_EQ(terms.quoted, (std::vector<std::string>{"bat error", "is a directory", "operation on closed file",
+                                                    "Cannot index number with"}));
+}
+
+// A reproducer's own functions are the reporter's names, not the project's.
+TEST(InputTerms, NamesTheReportDefinesAreNotSearched) {
+  const auto terms = extract_terms(
+      "Calling echo_via_pager() under CliRunner fails:\n"
+      "    @command()\n"
+      "    def cli():\n"
+      "        echo_via_pager(\"Hello\")\n"
+      "    CliRunner().invoke(cli)\n"
+      "    pub fn main_loop() { run_app(); }\n",
+      {});
+  EXPECT_TRUE(has(terms.identifiers, "echo_via_pager"));
+  EXPECT_TRUE(has(terms.identifiers, "CliRunner"));
+  EXPECT_TRUE(has(terms.identifiers, "run_app"));
+  EXPECT_FALSE(has(terms.identifiers, "cli"));
+  EXPECT_FALSE(has(terms.identifiers, "main_loop"));
+}
+
 TEST(InputTerms, SkippedLinesGiveNothing) {
   const auto terms =
       extract_terms("see parse_document\n  File \"app/billing.py\", line 14, in discount_percent\n", {2});

@@ -367,7 +367,7 @@ TEST(Retrieve, AProseReportFindsTheFileByItsRarestWords) {
   EXPECT_NE(terms.front().why.find("cookie (in "), std::string::npos) << terms.front().why;
   const auto& test_terms = package.ranked[rank_of("tests/test_cookies.py")].score_terms;
   EXPECT_TRUE(std::any_of(test_terms.begin(), test_terms.end(), [](const ScoreTerm& t) {
-    return t.why == "a test file, and the report names no test" && t.points < 0;
+    return t.why == "a test file, and the request names no test" && t.points < 0;
   }));
 }
 
@@ -392,11 +392,83 @@ TEST(Retrieve, ABugReportPutsTheCodeAboveItsDocsAndBundles) {
       return t.points < 0 && t.why.find("documentation or a generated file") != std::string::npos;
     })) << r.path;
   }
-  // A question about the docs keeps them where their words put them.
-  const auto question = retrieve(repo, "Where is the throttle burst interval described?");
+  // A question about the code puts the code first too; one about the docs keeps them where their words
+  // put them.
+  const auto code_question = retrieve(repo, "Where is the throttle burst interval computed?");
+  ASSERT_FALSE(code_question.ranked.empty()) << code_question.text;
+  EXPECT_EQ(code_question.ranked[0].path, "service/throttle.py") << code_question.text;
+  const auto question = retrieve(repo, "Where do the docs describe the throttle burst interval?");
   for (const auto& r : question.ranked) {
     for (const auto& t : r.score_terms) EXPECT_EQ(t.why.find("documentation or a generated file"), std::string::npos);
   }
+}
+
+// A name defined in one file points at it; a name every example defines (`cli`, `main`) points nowhere.
+// Manual pages and prose define nothing.
+TEST(Retrieve, ANameDefinedInManyFilesWeighsLessThanOneDefinedOnce) {
+  FixtureRepo repo("py_service", false);
+  repo.write("src/pager.py", "def echo_via_pager(text):\n    return text\n");
+  for (int i = 0; i < 6; ++i) {
+    repo.write("examples/ex" + std::to_string(i) + ".py", "def setup_cli():\n    return 1\n");
+  }
+  repo.write("docs/app.1", "def echo_via_pager(text) is the pager\n");
+  const auto package = retrieve(repo, "setup_cli() then echo_via_pager() crashes with an error");
+  ASSERT_FALSE(package.ranked.empty()) << package.text;
+  EXPECT_EQ(package.ranked[0].path, "src/pager.py") << package.text;
+  for (const auto& r : package.ranked) {
+    if (r.path.starts_with("examples/")) {
+      EXPECT_LT(r.score, package.ranked[0].score / 2) << package.text;
+      EXPECT_TRUE(std::any_of(r.score_terms.begin(), r.score_terms.end(), [](const ScoreTerm& t) {
+        return t.why.find("(defined in 6 files)") != std::string::npos;
+      })) << package.text;
+    }
+    if (r.path == "docs/app.1") {
+      for (const auto& t : r.score_terms) EXPECT_EQ(t.why.find("defined"), std::string::npos) << t.why;
+    }
+  }
+}
+
+// One hop: the fault behind a named function is often in what it calls. The file defining a name the
+// definition calls (multi-line signature and all) becomes a candidate, with the caller in its reason; a
+// name defined all over (`helper` in four files) leads nowhere.
+TEST(Retrieve, TheFileDefiningWhatANamedFunctionCallsIsOneHopAway) {
+  FixtureRepo repo("py_service", false);
+  repo.write("app/pages.py",
+             "def render_page(\n    name,\n    context=None,\n):\n    body = fetch_template(name)\n"
+             "    helper(body)\n    return body\n\n\ndef other():\n    return unrelated_call()\n");
+  repo.write("app/loader.py", "import os\n\n\ndef fetch_template(name):\n    return open(os.path.join('t', name))\n");
+  repo.write("app/misc.py", "def unrelated_call():\n    return 1\n");
+  for (int i = 0; i < 4; ++i) repo.write("app/h" + std::to_string(i) + ".py", "def helper(x):\n    return x\n");
+  const auto package = retrieve(repo, "render_page() crashes when the page has no name");
+  ASSERT_FALSE(package.ranked.empty()) << package.text;
+  EXPECT_EQ(package.ranked[0].path, "app/pages.py") << package.text;
+  const auto find = [&](const std::string& path) -> const RankedFile* {
+    for (const auto& r : package.ranked) {
+      if (r.path == path) return &r;
+    }
+    return nullptr;
+  };
+  const RankedFile* loader = find("app/loader.py");
+  ASSERT_NE(loader, nullptr) << package.text;
+  EXPECT_EQ(loader->source, Source::reference);
+  EXPECT_TRUE(std::any_of(loader->score_terms.begin(), loader->score_terms.end(), [](const ScoreTerm& t) {
+    return t.why.find("defines `fetch_template` (line 4), called by `render_page` in app/pages.py:1") !=
+           std::string::npos;
+  })) << package.text;
+  EXPECT_EQ(find("app/misc.py"), nullptr) << package.text;  // called by another function
+  EXPECT_EQ(find("app/h0.py"), nullptr) << package.text;    // defined in four files
+}
+
+// An error message's fixed text finds the file that makes it, its quoted arguments set aside.
+TEST(Retrieve, AnErrorMessageFindsWhereItIsMade) {
+  FixtureRepo repo("py_service", false);
+  repo.write("src/errors.py", "def directory_error(path):\n    return f\"[tool error]: '{path}' is a directory.\"\n");
+  repo.write("src/main.py", "def run(paths):\n    for p in paths:\n        print(p)  # each directory is listed\n");
+  const auto package =
+      retrieve(repo, "`[tool error]: '/bin' is a directory.` goes to stdout instead of stderr when listing paths");
+  ASSERT_FALSE(package.ranked.empty()) << package.text;
+  EXPECT_EQ(package.ranked[0].path, "src/errors.py") << package.text;
+  EXPECT_EQ(package.ranked[0].source, Source::quoted_string) << package.text;
 }
 
 // A word that matches only past the cut of a very long line leaves the file without a line to show: it is
