@@ -212,19 +212,33 @@ bool is_doc_or_generated_path(std::string_view path) {
   return false;
 }
 
-// Whether `input` says one of `words` (lower case) as a whole word.
+// Whether `input` says one of `words` (lower case) as a word of its prose: not inside a longer word, nor
+// as part of a path, a file name or an identifier (`changelog.md`, `docs/x`, `test_parse`, `--docs`).
 bool says_any(std::string_view input, std::initializer_list<std::string_view> words) {
   std::string lower(input.substr(0, std::size_t{64} << 10));
   for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const auto prose_edge = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) == 0 &&
+           std::string_view("/._-~$@").find(c) == std::string_view::npos;
+  };
   for (std::string_view word : words) {
     for (std::size_t at = lower.find(word); at != std::string::npos; at = lower.find(word, at + 1)) {
-      const bool left = at == 0 || std::isalnum(static_cast<unsigned char>(lower[at - 1])) == 0;
+      const bool left = at == 0 || prose_edge(lower[at - 1]);
       const std::size_t end = at + word.size();
-      const bool right = end >= lower.size() || std::isalnum(static_cast<unsigned char>(lower[end])) == 0;
+      // A sentence's full stop ends a word; a '.' followed by more of a name does not.
+      const bool full_stop = end < lower.size() && lower[end] == '.' &&
+                             (end + 1 >= lower.size() || std::isspace(static_cast<unsigned char>(lower[end + 1])) != 0);
+      const bool right = end >= lower.size() || prose_edge(lower[end]) || full_stop;
       if (left && right) return true;
     }
   }
   return false;
+}
+
+// Type stubs and declaration files: Python's `.pyi`, TypeScript's `.d.ts` (`.d.cts`, `.d.mts`).
+bool is_declaration_path(std::string_view path) {
+  const std::string_view name = file_name(path);
+  return name.ends_with(".pyi") || name.ends_with(".d.ts") || name.ends_with(".d.cts") || name.ends_with(".d.mts");
 }
 
 // Whether a request is about documentation: it says docs, README, changelog, manual, typo.
@@ -700,8 +714,9 @@ class Retrieval {
       // display is "<root index>:<relative>"
       const std::size_t colon = file.path.find(':');
       FileHits f{std::stoul(file.path.substr(0, colon)), file.path.substr(colon + 1), {}};
-      // Prose and generated copies mention names; they define none.
-      const bool code = !is_doc_or_generated_path(f.relative);
+      // Prose and generated copies mention names; they define none. Type stubs and declaration files
+      // (`.pyi`, `.d.ts`) declare them: the definition is the implementation's.
+      const bool code = !is_doc_or_generated_path(f.relative) && !is_declaration_path(f.relative);
       std::vector<std::uint8_t> seen(search_.size(), 0);  // 1: found here, 2: defined here too
       for (const auto& line : file.lines) {
         if (!line.is_match) continue;

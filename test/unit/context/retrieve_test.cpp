@@ -397,6 +397,11 @@ TEST(Retrieve, ABugReportPutsTheCodeAboveItsDocsAndBundles) {
   const auto code_question = retrieve(repo, "Where is the throttle burst interval computed?");
   ASSERT_FALSE(code_question.ranked.empty()) << code_question.text;
   EXPECT_EQ(code_question.ranked[0].path, "service/throttle.py") << code_question.text;
+  // A file name in a listing is no question about the docs.
+  const auto listing =
+      retrieve(repo, "Our fork's changelog.md and docs/ differ; where is the throttle burst computed?");
+  ASSERT_FALSE(listing.ranked.empty()) << listing.text;
+  EXPECT_EQ(listing.ranked[0].path, "service/throttle.py") << listing.text;
   const auto question = retrieve(repo, "Where do the docs describe the throttle burst interval?");
   for (const auto& r : question.ranked) {
     for (const auto& t : r.score_terms) EXPECT_EQ(t.why.find("documentation or a generated file"), std::string::npos);
@@ -412,6 +417,7 @@ TEST(Retrieve, ANameDefinedInManyFilesWeighsLessThanOneDefinedOnce) {
     repo.write("examples/ex" + std::to_string(i) + ".py", "def setup_cli():\n    return 1\n");
   }
   repo.write("docs/app.1", "def echo_via_pager(text) is the pager\n");
+  repo.write("src/pager.pyi", "def echo_via_pager(text: str) -> None: ...\n");  // declares, defines nothing
   const auto package = retrieve(repo, "setup_cli() then echo_via_pager() crashes with an error");
   ASSERT_FALSE(package.ranked.empty()) << package.text;
   EXPECT_EQ(package.ranked[0].path, "src/pager.py") << package.text;
@@ -422,7 +428,10 @@ TEST(Retrieve, ANameDefinedInManyFilesWeighsLessThanOneDefinedOnce) {
         return t.why.find("(defined in 6 files)") != std::string::npos;
       })) << package.text;
     }
-    if (r.path == "docs/app.1") {
+    if (r.path == "src/pager.py") {
+      for (const auto& t : r.score_terms) EXPECT_EQ(t.why.find("defined in 2 files"), std::string::npos) << t.why;
+    }
+    if (r.path == "docs/app.1" || r.path == "src/pager.pyi") {
       for (const auto& t : r.score_terms) EXPECT_EQ(t.why.find("defined"), std::string::npos) << t.why;
     }
   }
