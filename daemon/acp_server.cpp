@@ -2,7 +2,7 @@
 
 #include <variant>
 
-#include <boost/asio/post.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <fmt/format.h>
 
 #include "core/support/log.h"
@@ -219,6 +219,18 @@ Response session_state(const core::Session& session) {
   return response;
 }
 
+// Announces a session's commands once the current handler has answered (its strand runs it later).
+void announce_later(const std::shared_ptr<core::Session>& session) {
+  asio::co_spawn(session->strand(), session->announce_commands(),
+                 [id = session->id()](const std::exception_ptr& thrown, const Result<void>& announced) {
+                   if (thrown) {
+                     log::error("session {}: announcing the commands threw", id);
+                   } else if (!announced) {
+                     log::warn("session {}: the command list could not be stored: {}", id, announced.error().message());
+                   }
+                 });
+}
+
 }  // namespace
 
 Result<acp::InitializeResponse> AcpServer::on_initialize(const acp::InitializeRequest& request) {
@@ -251,7 +263,9 @@ AcpServer::Async<acp::NewSessionResponse> AcpServer::on_new_session(acp::NewSess
   auto session = co_await sessions_.create(std::move(params));
   if (!session) co_return std::move(session).error();
   (*session)->attach(frontend_);
-  asio::post((*session)->strand(), [s = *session] { s->announce_commands(); });
+  // After the answer: a client cannot place an update for a session id it has not been told yet. (A
+  // loaded session's id is known, so there they come before it.)
+  announce_later(*session);
   auto response = session_state<acp::NewSessionResponse>(**session);
   response.session_id = (*session)->id();
   co_return response;
@@ -270,7 +284,13 @@ AcpServer::Async<acp::LoadSessionResponse> AcpServer::on_load_session(acp::LoadS
   if (!events) co_return std::move(events).error();
   frontend_->replay(r.session_id, *events);
   (*session)->attach(frontend_);
-  asio::post((*session)->strand(), [s = *session] { s->announce_commands(); });
+  // The current commands too, stored and delivered before the answer: after it, nothing of the session
+  // until the client prompts.
+  // An event the database refuses stays queued (and undelivered) for the next write: the session works
+  // without it, and the database's state is in initialize's _meta and the log.
+  if (auto announced = co_await (*session)->announce_commands(); !announced) {
+    log::warn("session {}: the command list could not be stored: {}", r.session_id, announced.error().message());
+  }
   co_return session_state<acp::LoadSessionResponse>(**session);
 }
 
@@ -307,7 +327,9 @@ Result<acp::CloseSessionResponse> AcpServer::on_close_session(const acp::CloseSe
 
 AcpServer::Async<acp::DeleteSessionResponse> AcpServer::on_delete_session(acp::DeleteSessionRequest r, CancelToken) {
   auto removed = co_await sessions_.remove(r.session_id);
-  if (!removed) co_return std::move(removed).error();
+  // Deleting is idempotent: a session that is not there (never was, or already deleted) is what the
+  // client asked for. Every other failure (the database) is the client's to see.
+  if (!removed && removed.error().code() != Errc::not_found) co_return std::move(removed).error();
   co_return acp::DeleteSessionResponse{};
 }
 

@@ -206,13 +206,15 @@ asio::awaitable<Result<void>> Session::flush() {
   co_return co_await events_->flush();
 }
 
-void Session::announce_commands() {
+asio::awaitable<Result<void>> Session::announce_commands() {
+  co_await asio::dispatch(strand_, asio::use_awaitable);
   CommandsEvent event;
   for (const auto& c : slash_commands()) {
     event.commands.push_back(CommandInfo{std::string(c.name), std::string(c.description),
                                          c.hint.empty() ? std::nullopt : std::optional<std::string>(c.hint)});
   }
   emit(std::move(event));
+  co_return co_await events_->deliver_pending();
 }
 
 asio::awaitable<Result<void>> Session::restore(std::int64_t cleared_after_turn) {

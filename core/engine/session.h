@@ -180,8 +180,10 @@ class Session : public std::enable_shared_from_this<Session> {
   };
   boost::asio::awaitable<support::Result<VerificationReport>> verification_plan(std::vector<std::string> files);
 
-  // Announces the slash commands (available_commands_update).
-  void announce_commands();
+  // Announces the slash commands (available_commands_update), stored and delivered when it returns: a
+  // client answered session/new or session/load afterwards has seen them before the answer (ACP: nothing
+  // of a loaded session after the response). An error when the event could not be stored.
+  boost::asio::awaitable<support::Result<void>> announce_commands();
 
   // Restores state from storage: history (after the last /clear), counters, cost. Called once, right
   // after construction, by the SessionManager.

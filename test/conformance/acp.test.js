@@ -276,9 +276,19 @@ test("6. load: a second agentd on the same database replays the session, then an
     const replay = second.updates.filter((u) => u.sessionId === sessionId);
     assert.equal(textOf(replay, "agent_message_chunk"), said, "the replay carries the earlier answer");
     assert.match(textOf(replay, "user_message_chunk"), /Say hello\./, "the replay carries the user's prompt");
+    // Anything sent after the answer has had time to arrive.
+    await new Promise((resolve) => setTimeout(resolve, 300));
     const respAt = responseIndex(second.wire, "session/load");
-    // The history (messages, tool calls, usage) is replayed before the response; state notices such as
-    // available_commands_update may come on either side of it.
+    // The history (messages, tool calls, usage) and the current command list come before the response,
+    // and nothing of the session after it (the ACP TCK's ACP-LOAD-002).
+    const after = second.wire.slice(respAt + 1).filter(
+      (w) => w.dir === "in" && w.msg.method === "session/update" && w.msg.params?.sessionId === sessionId,
+    );
+    assert.deepEqual(after.map((w) => w.msg.params.update.sessionUpdate), [], "nothing of the session after session/load's answer");
+    const commandsAt = second.wire.findIndex(
+      (w) => w.dir === "in" && w.msg.method === "session/update" && w.msg.params?.update?.sessionUpdate === "available_commands_update",
+    );
+    assert.ok(commandsAt >= 0 && commandsAt < respAt, "the loaded session's commands come before the answer");
     const replayKinds = new Set(["user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update"]);
     const lastReplayAt = second.wire.findLastIndex(
       (w) => w.dir === "in" && w.msg.method === "session/update" && replayKinds.has(w.msg.params?.update?.sessionUpdate),

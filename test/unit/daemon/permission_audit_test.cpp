@@ -1,6 +1,6 @@
 // _agentd/permissions/audit over the real binary: a decision made by a configured rule and one made by
 // the user are both read back, newest first, filtered by session and limited; they are still there
-// after session/delete; bad params are answered -32602 with the field named.
+// after session/delete (which is idempotent); bad params are answered -32602 with the field named.
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -164,6 +164,10 @@ TEST(PermissionAudit, DecisionsAreReadNewestFirstAndOutliveTheirSession) {
   EXPECT_EQ(listed.dump().find(strict), std::string::npos) << listed.dump();
   EXPECT_EQ(f.audit(R"({"sessionId":")" + strict + R"("})"), strict_only);
   EXPECT_EQ(f.audit("{}"), all);
+
+  // Deleting is idempotent: again, or an id that never was, succeeds (ACP TCK ACP-DELETE-002).
+  EXPECT_TRUE(f.call("session/delete", R"({"sessionId":")" + strict + R"("})").contains("result"));
+  EXPECT_TRUE(f.call("session/delete", R"({"sessionId":"s-never-was"})").contains("result"));
 
   // A session nobody knows has no decisions; that is not an error (it may have been deleted).
   EXPECT_EQ(f.audit(R"({"sessionId":"s-never-was"})"), Json::array());
