@@ -711,9 +711,8 @@ class Retrieval {
     std::vector<std::size_t> in_files(search_.size(), 0);  // files
     std::vector<std::size_t> defined_in(search_.size(), 0);
     for (const auto& file : report->files) {
-      // display is "<root index>:<relative>"
-      const std::size_t colon = file.path.find(':');
-      FileHits f{std::stoul(file.path.substr(0, colon)), file.path.substr(colon + 1), {}};
+      auto [root, relative] = target_of(file);
+      FileHits f{root, std::move(relative), {}};
       // Prose and generated copies mention names; they define none. Type stubs and declaration files
       // (`.pyi`, `.d.ts`) declare them: the definition is the implementation's.
       const bool code = !is_doc_or_generated_path(f.relative) && !is_declaration_path(f.relative);
@@ -799,9 +798,9 @@ class Retrieval {
     std::vector<std::size_t> df(words.size(), 0);
     std::string lower;
     for (const auto& file : report.files) {
-      const std::size_t colon = file.path.find(':');
-      FileWords f{std::stoul(file.path.substr(0, colon)), file.path.substr(colon + 1),
-                  std::vector<std::size_t>(words.size(), 0), std::vector<std::size_t>(words.size(), 0), file.bytes};
+      auto [root, relative] = target_of(file);
+      FileWords f{root, std::move(relative), std::vector<std::size_t>(words.size(), 0),
+                  std::vector<std::size_t>(words.size(), 0), file.bytes};
       for (const auto& line : file.lines) {
         if (!line.is_match) continue;
         lower = line.text;
@@ -921,10 +920,8 @@ class Retrieval {
     // Where each called name is defined: (root, relative, line) per name.
     std::vector<std::vector<std::tuple<std::size_t, std::string, std::size_t>>> defined(callees.size());
     for (const auto& file : report->files) {
-      const std::size_t colon = file.path.find(':');
-      const std::string relative = file.path.substr(colon + 1);
+      const auto [root, relative] = target_of(file);
       if (is_doc_or_generated_path(relative) || is_test_path(relative)) continue;
-      const std::size_t root = std::stoul(file.path.substr(0, colon));
       for (const auto& line : file.lines) {
         if (!line.is_match) continue;
         for (std::size_t k = 0; k < callees.size(); ++k) {
@@ -1027,6 +1024,13 @@ class Retrieval {
       i = j;
     }
     return names;
+  }
+
+  // The root index and relative path of a searched file: search_targets() names each
+  // "<root index>:<relative>".
+  static std::pair<std::size_t, std::string> target_of(const tools::FileMatches& file) {
+    const std::size_t colon = file.path.find(':');
+    return {std::stoul(file.path.substr(0, colon)), file.path.substr(colon + 1)};
   }
 
   static std::string quote_regex(std::string_view text) {
