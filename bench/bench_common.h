@@ -109,6 +109,19 @@ inline double own_max_rss_mib() {
   return static_cast<double>(usage.ru_maxrss) / 1024.0;
 }
 
+// Our RSS now in MiB (VmRSS of /proc/self/status), or 0 when it cannot be read.
+inline double current_rss_mib() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return 0;
+  char line[256];
+  long kb = 0;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    if (std::sscanf(line, "VmRSS: %ld kB", &kb) == 1) break;
+  }
+  std::fclose(f);
+  return static_cast<double>(kb) / 1024.0;
+}
+
 inline const char* pass_word(bool pass) { return pass ? "PASS" : "FAIL"; }
 
 inline long online_cpus() { return ::sysconf(_SC_NPROCESSORS_ONLN); }

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "bench/bench_common.h"
+#include "core/context/content_indexer.h"
 #include "core/context/retrieve.h"
 
 namespace {
@@ -30,6 +31,8 @@ constexpr long kDefaultRuns = 7;
 constexpr long kQuickRuns = 3;
 constexpr double kWarmTargetMs = 50;
 constexpr double kColdTargetMs = 1000;
+constexpr double kIndexTargetMs = 10000;
+constexpr double kIndexRssTargetMib = 60;
 constexpr std::uint64_t kBudget = 20000;  // context_token_budget of a 200k-token window
 
 // The first turn: a kernel oops with a decoded call trace, as scripts/decode_stacktrace.sh prints it.
@@ -150,13 +153,58 @@ void print_package(const char* name, const ctx::ContextPackage& p) {
   }
 }
 
+// The persistent content index (core/context/content_indexer.h): its first build in a new cache, the
+// process's RSS with it, a re-check with nothing changed, and warm turns whose focused search it chose.
+void content_index_stage(const fs::path& root, long runs, bool quick) {
+  agentd::bench::TempDir cache;
+  ctx::IndexOptions options;
+  options.content.cache_directory = cache.path().string();
+  if (quick) options.content_min_files = 0;  // the generated tree is below the usual threshold
+  ctx::WorkspaceIndex index(options);
+  const double rss_before = agentd::bench::own_max_rss_mib();
+  auto start = Clock::now();
+  auto refreshed = index.refresh(root.string(), {});
+  if (!refreshed || !refreshed->content) throw BenchFailure("no content index for the tree");
+  refreshed->content->wait_idle();
+  const double build_ms = agentd::bench::ms_between(start, Clock::now());
+  const auto status = refreshed->content->status();
+  if (!status.ready) throw BenchFailure("the content index failed: " + status.error);
+  const std::string db = ctx::ContentIndexer::database_path(options.content.cache_directory, root.string());
+  std::error_code ec;
+  const auto wal = fs::file_size(db + "-wal", ec);
+  const double disk_mib = static_cast<double>(fs::file_size(db) + (ec ? 0 : wal)) / 1048576.0;
+  const double rss_after = agentd::bench::current_rss_mib();
+  const double rss_peak = agentd::bench::own_max_rss_mib();
+  start = Clock::now();
+  refreshed->content->update(refreshed->files);
+  refreshed->content->wait_idle();
+  const double recheck_ms = agentd::bench::ms_between(start, Clock::now());
+  Turn warm;
+  for (long r = 0; r < runs; ++r) run_turn(root, kWarmInput, index, warm);
+  std::printf(
+      "\ncontent index: first build %.0f ms for %zu files (%.1f MiB on disk); re-check with nothing changed %.0f ms\n",
+      build_ms, status.files, disk_mib, recheck_ms);
+  std::printf("content index: RSS %.1f MiB after the build (peak %.1f, %.1f before it)\n", rss_after, rss_peak,
+              rss_before);
+  print_turn("warm with the content index", warm);
+  print_package("warm, content index", *warm.last);
+  std::printf("content index: %s\n", warm.last->stats.content_index.c_str());
+  std::printf("target: first build < %.0f ms: %s\n", kIndexTargetMs,
+              agentd::bench::pass_word(build_ms < kIndexTargetMs));
+  std::printf("target: RSS with the index < %.0f MiB: %s\n", kIndexRssTargetMib,
+              agentd::bench::pass_word(rss_after < kIndexRssTargetMib));
+  std::printf("target: warm with the index < %.0f ms (median): %s\n", kWarmTargetMs,
+              agentd::bench::pass_word(warm.total_ms.median() < kWarmTargetMs));
+}
+
 void usage() {
   std::fprintf(stderr,
-               "usage: agentd_bench_context [--quick] [--runs N] [--dir PATH]\n"
+               "usage: agentd_bench_context [--quick] [--runs N] [--dir PATH] [--no-content-index]\n"
                "  --quick      a generated tree of 2000 files, %ld runs: a smoke run for CI\n"
                "  --runs N     timed turns of each kind (default %ld)\n"
                "  --dir PATH   the tree (default: $AGENTD_BENCH_TREE, else the Linux source unpacked under\n"
-               "               bench/data/ from %s)\n",
+               "               bench/data/ from %s)\n"
+               "  --no-content-index  skip the content index stage (its first build, RSS, warm turns)\n",
                kQuickRuns, kDefaultRuns, agentd::bench::kKernelTarball.data());
 }
 
@@ -164,6 +212,7 @@ void usage() {
 
 int main(int argc, char** argv) {
   bool quick = false;
+  bool with_content_index = true;
   long runs = kDefaultRuns;
   std::string dir;
   if (const char* env = std::getenv("AGENTD_BENCH_TREE"); env != nullptr) dir = env;
@@ -179,6 +228,8 @@ int main(int argc, char** argv) {
         return 2;
       }
       runs = *n;
+    } else if (arg == "--no-content-index") {
+      with_content_index = false;
     } else if (arg == "--dir" && i + 1 < argc) {
       dir = argv[++i];
     } else {
@@ -237,6 +288,7 @@ int main(int argc, char** argv) {
     const bool cold_pass = cold.total_ms.median() < kColdTargetMs;
     std::printf("\ntarget: warm < %.0f ms (median): %s\n", kWarmTargetMs, agentd::bench::pass_word(warm_pass));
     std::printf("target: cold < %.0f ms (median): %s\n", kColdTargetMs, agentd::bench::pass_word(cold_pass));
+    if (with_content_index) content_index_stage(root, runs, quick);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "agentd_bench_context: %s\n", e.what());

@@ -73,6 +73,7 @@ int run_daemon(const Options& options, int in_fd, int out_fd) {
   const tools::ShellConfig shell = shell_config(config->shell);
   HostOptions host_options;
   host_options.db_path = db_path;
+  host_options.index_cache_directory = options.index_cache;
   host_options.config_file = options.config_file;
   host_options.model = options.model;
   if (demo) host_options.fixed_model = config->models["anthropic:scripted-demo"];

@@ -46,7 +46,9 @@ core::EngineContext engine_context(asio::io_context& io, core::EngineStore& stor
     return registry.add(tools::verify::make_verify_tool(settings.shell));
   };
   engine.system_rules = std::string(core::system_rules());
-  engine.workspace_index = std::make_shared<core::context::WorkspaceIndex>();
+  core::context::IndexOptions index;
+  if (options.index_cache_directory) index.content.cache_directory = *options.index_cache_directory;
+  engine.workspace_index = std::make_shared<core::context::WorkspaceIndex>(index);
   // Each session reads its own project's layers (user file, <cwd>/.agentd/config.json, --config, the
   // environment and --model) when it is created or loaded.
   engine.project_settings = [options](const std::string& cwd) -> support::Result<core::ProjectSettings> {

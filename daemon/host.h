@@ -33,6 +33,9 @@ struct HostOptions {
   // When set, every model name resolves to this one (--demo's scripted server, a test's mock model).
   std::optional<core::model::ModelConfig> fixed_model;
   core::model::EnvLookup env;  // null: the process environment
+  // Where content indexes of big trees go (core/context/content_indexer.h); unset or empty: none. Opt-in
+  // while a warm turn through the index is slower than the path-word search (see README).
+  std::optional<std::string> index_cache_directory;
 };
 
 class Host {

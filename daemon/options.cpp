@@ -58,6 +58,10 @@ void define_options(CLI::App& app, Options& options, std::string& max_frame_byte
                  "SQLite database (default: $XDG_DATA_HOME/agentd/agentd.db,\n"
                  "else ~/.local/share/agentd/agentd.db); \":memory:\" keeps nothing")
       ->type_name("PATH");
+  app.add_option("--index-cache", options.index_cache,
+                 "build persistent content indexes of trees over 5000 files in DIR\n"
+                 "(experimental; e.g. ~/.cache/agentd; default: none)")
+      ->type_name("DIR");
   app.add_option("--log-file", options.log_file, "write logs to PATH instead of stderr")->type_name("PATH");
   app.add_option("--max-frame-bytes", max_frame_bytes,
                  fmt::format("largest message accepted (default {})", protocol::kDefaultMaxFrameBytes))

@@ -28,8 +28,6 @@ Result<std::string> default_database_path() {
   return Error(Errc::not_found, "neither XDG_DATA_HOME nor HOME is set; pass --db PATH");
 }
 
-namespace {
-
 Result<void> ensure_private_file(const std::string& path) {
   const std::filesystem::path p(path);
   if (p.has_parent_path()) {
@@ -41,7 +39,7 @@ Result<void> ensure_private_file(const std::string& path) {
         return Error(Errc::io, fmt::format("cannot create directory {}: {}", parent.string(), ec.message()),
                      ec.value());
       }
-      // Only the user should see session history.
+      // Only the user should see what it holds (session history, an index of their code).
       std::filesystem::permissions(parent, std::filesystem::perms::owner_all, ec);
     }
   }
@@ -53,6 +51,8 @@ Result<void> ensure_private_file(const std::string& path) {
   ::close(fd);
   return support::ok();
 }
+
+namespace {
 
 Result<void> fsync_path(const std::string& path, int flags) {
   const int fd = ::open(path.c_str(), flags | O_CLOEXEC);

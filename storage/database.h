@@ -11,6 +11,9 @@ namespace agentd::storage {
 // $XDG_DATA_HOME/agentd/agentd.db, else ~/.local/share/agentd/agentd.db.
 Result<std::string> default_database_path();
 
+// Creates the file at `path` (0600) when missing, and its directory (0700) when missing.
+Result<void> ensure_private_file(const std::string& path);
+
 struct DatabaseOptions {
   std::string path;
   int busy_timeout_ms = 5000;

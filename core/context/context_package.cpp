@@ -219,6 +219,7 @@ support::Json to_json(const ContextPackage& package) {
   stats.set("searchedFiles", s.searched_files);
   stats.set("searchExhaustive", s.search_exhaustive);
   stats.set("indexRefreshed", s.index_refreshed);
+  if (!s.content_index.empty()) stats.set("contentIndex", s.content_index);
   stats.set("candidates", s.candidates);
   out.set("stats", std::move(stats));
 

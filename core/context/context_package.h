@@ -110,7 +110,10 @@ struct RetrievalStats {
   std::size_t searched_files = 0;
   bool search_exhaustive = true;  // every indexed file was searched (false: a focused search of a big tree)
   bool index_refreshed = false;   // the index changed this turn (a first walk or a refresh found changes)
-  std::size_t candidates = 0;     // slices considered
+  // How a focused search chose its files: "ready (...)" from the content index, else why not (it is
+  // still building, or failed) and that path words chose them. Empty for a whole-tree search.
+  std::string content_index;
+  std::size_t candidates = 0;  // slices considered
 };
 
 struct ContextPackage {

@@ -22,6 +22,8 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include "core/context/code_tokens.h"
+#include "core/context/definitions.h"
 #include "core/context/input_terms.h"
 #include "core/context/stack_parser.h"
 #include "core/context/task_classifier.h"
@@ -121,6 +123,7 @@ struct FileCandidate {
 struct Root {
   std::string path;
   std::shared_ptr<const FileList> files;
+  std::shared_ptr<ContentIndexer> content;  // null for a tree too small to need one
 };
 
 struct Slice {
@@ -267,66 +270,6 @@ struct Resolved {
   std::string how;  // "", "by its path's end", "by file name"
 };
 
-bool is_word(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '$'; }
-
-// Occurrences of `ident` in `line` as a whole word.
-std::size_t find_word(std::string_view line, std::string_view ident, std::size_t from = 0) {
-  for (std::size_t at = line.find(ident, from); at != std::string_view::npos; at = line.find(ident, at + 1)) {
-    const bool left = at == 0 || !is_word(line[at - 1]);
-    const bool right = at + ident.size() >= line.size() || !is_word(line[at + ident.size()]);
-    if (left && right) return at;
-  }
-  return std::string_view::npos;
-}
-
-// Whether `line` defines `ident`: a definition keyword right before it, or a function definition's
-// shape (a type before it, '(' after it, no ';' at the end).
-bool is_definition(std::string_view line, std::string_view ident) {
-  const std::size_t at = find_word(line, ident);
-  if (at == std::string_view::npos) return false;
-  std::string_view before = line.substr(0, at);
-  while (!before.empty() &&
-         (before.back() == ' ' || before.back() == '\t' || before.back() == '*' || before.back() == '&')) {
-    before.remove_suffix(1);
-  }
-  std::string_view after = line.substr(at + ident.size());
-  while (!after.empty() && (after.front() == ' ' || after.front() == '\t')) after.remove_prefix(1);
-  std::string_view trimmed = line;
-  while (!trimmed.empty() && (trimmed.back() == ' ' || trimmed.back() == '\t' || trimmed.back() == '\r')) {
-    trimmed.remove_suffix(1);
-  }
-  std::string_view last_word = before;
-  if (const std::size_t space = last_word.find_last_of(" \t("); space != std::string_view::npos) {
-    last_word = last_word.substr(space + 1);
-  }
-  static const std::set<std::string_view> kKeywords = {
-      "def",    "class",    "struct", "enum",   "union",     "interface",    "trait",   "type",    "func",
-      "fn",     "function", "impl",   "module", "namespace", "#define",      "define",  "typedef", "object",
-      "record", "let",      "const",  "var",    "val",       "macro_rules!", "message", "service", "fun"};
-  if (kKeywords.count(last_word) != 0) return true;
-  // Go methods: func (r *Recv) Name(
-  if (before.starts_with("func") && before.ends_with(")")) return true;
-  // gtest: TEST(Suite, Name), TEST_F(...)
-  if (before.find("TEST") != std::string_view::npos && before.find('(') != std::string_view::npos) return true;
-  if (!after.starts_with("(")) return false;
-  if (trimmed.ends_with(";")) return false;
-  if (after.find("=>") != std::string_view::npos) return false;  // a match arm: `Token::Number(n) => {`
-  std::string_view lead = before;
-  while (!lead.empty() && (lead.front() == ' ' || lead.front() == '\t')) lead.remove_prefix(1);
-  if (lead.empty()) {
-    // K&R style (the type on the line above) at column 0, or a JS method `name(args) {`.
-    return (!line.empty() && line[0] != ' ' && line[0] != '\t') || trimmed.ends_with("{");
-  }
-  for (const char c : lead) {
-    if (!is_word(c) && std::string_view(" \t*&:<>,[]").find(c) == std::string_view::npos) return false;
-  }
-  std::string_view first = lead.substr(0, lead.find_first_of(" \t"));
-  static const std::set<std::string_view> kStatements = {
-      "return", "if",     "while", "for", "switch", "else",  "case",   "new",   "throw", "await", "yield",
-      "sizeof", "delete", "not",   "and", "or",     "print", "assert", "raise", "goto",  "do"};
-  return kStatements.count(first) == 0;
-}
-
 class Retrieval {
  public:
   Retrieval(const ContextRequest& request, WorkspaceIndex& index, support::CancelToken cancel)
@@ -402,7 +345,7 @@ class Retrieval {
       }
       package_.stats.index_refreshed = package_.stats.index_refreshed || refreshed->changed;
       package_.stats.indexed_files += refreshed->files->files().size();
-      roots_.push_back({roots[i], refreshed->files});
+      roots_.push_back({roots[i], refreshed->files, refreshed->content});
     }
     return support::ok();
   }
@@ -1042,6 +985,63 @@ class Retrieval {
     return out;
   }
 
+  // The focused search's files from the roots' content indexes, up to `share` in all; then the rest of
+  // the search set as without them (neighbours). False, with a note, when a root has no ready index: the
+  // caller falls back to path words for every root, so the roots are treated alike.
+  template <class Take>
+  bool from_content_index(Take& take, std::size_t share) {
+    for (const auto& root : roots_) {
+      if (!root.content) return false;
+      const auto status = root.content->status();
+      if (!status.ready) {
+        package_.stats.content_index =
+            status.error.empty() ? fmt::format("building ({} of {} files); this turn searched by path words",
+                                               status.indexed, status.to_index)
+                                 : fmt::format("unavailable ({}); this turn searched by path words", status.error);
+        return false;
+      }
+    }
+    std::vector<std::string> tokens;
+    std::string scratch;
+    const auto add = [&](std::string_view token) {
+      if (std::find(tokens.begin(), tokens.end(), token) == tokens.end()) tokens.emplace_back(token);
+    };
+    for (const auto& term : search_) {
+      if (term.spaced) {
+        TokenSet words;
+        words.add_text(term.text);
+        std::string_view joined = words.joined();
+        while (!joined.empty()) {
+          const std::size_t space = joined.find(' ');
+          add(joined.substr(0, space));
+          joined.remove_prefix(space == std::string_view::npos ? joined.size() : space + 1);
+        }
+      } else {
+        identifier_tokens(term.text, scratch, add);
+      }
+    }
+    for (const auto& word : terms_.words) add(word);
+    if (tokens.empty()) return false;
+    std::vector<std::pair<double, std::pair<std::size_t, std::string>>> ranked;
+    for (std::size_t r = 0; r < roots_.size(); ++r) {
+      auto found = roots_[r].content->search(tokens, share);
+      if (!found) {
+        package_.stats.content_index =
+            fmt::format("failed ({}); this turn searched by path words", found.error().message());
+        return false;
+      }
+      for (auto& match : *found) ranked.push_back({match.score, {r, std::move(match.path)}});
+    }
+    std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::size_t taken = 0;
+    for (const auto& [score, key] : ranked) {
+      if (taken++ >= share) break;
+      take(key.first, key.second);
+    }
+    package_.stats.content_index = fmt::format("ready ({} tokens searched)", tokens.size());
+    return true;
+  }
+
   // Every file when the tree is small; else the files most likely to matter.
   std::vector<tools::SearchTarget> search_targets() {
     std::vector<tools::SearchTarget> targets;
@@ -1065,7 +1065,11 @@ class Retrieval {
     };
     // 1. Files already named by a frame, a path, a glob or git.
     for (const FileCandidate* c : order_) take(c->root, c->relative);
-    // 2. Files whose path words are the terms' words, rarest words weighing most.
+    const std::size_t word_share = limits_.focused_search_files * 2 / 3;
+    // 2. With a content index: the files it ranks best for the terms and the report's words (BM25F over
+    // path words, defined names and every identifier, see storage/content_index.h).
+    if (from_content_index(take, word_share)) return targets;
+    // 2'. Else files whose path words are the terms' words, rarest words weighing most.
     std::map<std::pair<std::size_t, std::uint32_t>, double> by_words;
     std::set<std::string> words;
     for (const auto& term : search_) {
@@ -1089,7 +1093,6 @@ class Retrieval {
     ranked.reserve(by_words.size());
     for (const auto& [key, weight] : by_words) ranked.emplace_back(weight, key);
     std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-    const std::size_t word_share = limits_.focused_search_files * 2 / 3;
     for (const auto& [weight, key] : ranked) {
       if (chosen.size() >= word_share) break;
       take(key.first, roots_[key.first].files->files()[key.second]);
@@ -1524,14 +1527,18 @@ class Retrieval {
       for (std::size_t i = 0; i < not_found_terms_.size() && i < 4; ++i) {
         list += fmt::format("{}`{}`", i == 0 ? "" : ", ", not_found_terms_[i]);
       }
-      out.push_back(package_.stats.search_exhaustive
-                        ? fmt::format("{} {} not found in the workspace: spelled differently, generated, or in a "
-                                      "dependency?",
-                                      list, not_found_terms_.size() == 1 ? "was" : "were")
-                        : fmt::format("{} {} not found in the {} files searched (of {} indexed; a focused search): "
-                                      "where do they live?",
-                                      list, not_found_terms_.size() == 1 ? "was" : "were",
-                                      package_.stats.searched_files, package_.stats.indexed_files));
+      out.push_back(
+          package_.stats.search_exhaustive
+              ? fmt::format("{} {} not found in the workspace: spelled differently, generated, or in a "
+                            "dependency?",
+                            list, not_found_terms_.size() == 1 ? "was" : "were")
+              : fmt::format("{} {} not found in the {} files searched (of {} indexed; a focused search{}): "
+                            "where do they live?",
+                            list, not_found_terms_.size() == 1 ? "was" : "were", package_.stats.searched_files,
+                            package_.stats.indexed_files,
+                            package_.stats.content_index.empty() || package_.stats.content_index.starts_with("ready")
+                                ? ""
+                                : ", the content index not ready yet"));
     }
     if (!unresolved_paths_.empty() && kind != TaskKind::feature) {
       out.push_back(

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <ctime>
 #include <deque>
 #include <filesystem>
@@ -156,6 +157,9 @@ struct WorkspaceIndex::RootState {
   std::size_t file_count = 0;
   bool truncated = false;
   std::shared_ptr<const FileList> list;
+  std::shared_ptr<ContentIndexer> content;
+  bool content_stale = true;  // a file changed since the content index last looked
+  std::int64_t content_checked_ns = 0;
 };
 
 namespace {
@@ -454,8 +458,24 @@ support::Result<RefreshResult> WorkspaceIndex::refresh(const std::string& root_g
   RootState& state = *slot;
   if (result.changed || !state.list) {
     state.list = std::make_shared<const FileList>(root, flatten(state), state.truncated, ++generation_);
+    state.content_stale = true;
   }
   result.files = state.list;
+  if (!options_.content.cache_directory.empty() && state.list->files().size() > options_.content_min_files) {
+    if (!state.content) {
+      state.content = std::make_shared<ContentIndexer>(
+          root, ContentIndexer::database_path(options_.content.cache_directory, root), options_.content);
+    }
+    const std::int64_t now =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+            .count();
+    if (state.content_stale || now - state.content_checked_ns >= options_.content_recheck_ns) {
+      state.content->update(state.list);
+      state.content_stale = false;
+      state.content_checked_ns = now;
+    }
+    result.content = state.content;
+  }
   return result;
 }
 
@@ -474,6 +494,7 @@ void WorkspaceIndex::notify_changed(const std::string& absolute_path) {
       if (state->dirs.count(relative) != 0 || relative.empty()) break;
     }
     state->dirty.insert(relative);
+    state->content_stale = true;
     // The path may itself be a recorded directory whose contents changed.
     const std::string self = absolute_path.substr(root.size() + 1);
     if (state->dirs.count(self) != 0) state->dirty.insert(self);

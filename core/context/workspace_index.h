@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/context/content_indexer.h"
 #include "core/support/cancel.h"
 #include "core/support/result.h"
 
@@ -55,6 +56,14 @@ struct IndexOptions {
   // A directory whose mtime is this close to when it was listed is listed again at the next refresh: file
   // systems stamp mtimes from a coarse clock, so a file created in the same tick would go unseen.
   std::int64_t racy_window_ns = 2'000'000'000;
+  // The persistent content index (content_indexer.h): built in the background for a root with more
+  // than `content_min_files` files when `content.cache_directory` is set. Smaller trees are searched
+  // whole at every turn and need none.
+  ContentIndexOptions content;
+  std::size_t content_min_files = 5000;
+  // Files edited in place leave their directory's mtime alone: besides the changes the index sees (and
+  // those notify_changed() reports), the content index re-stats every file at most this often.
+  std::int64_t content_recheck_ns = std::int64_t{60} * 1'000'000'000;
 };
 
 struct RefreshResult {
@@ -63,6 +72,8 @@ struct RefreshResult {
   bool changed = false;  // the list differs from the previous refresh
   std::size_t directories_checked = 0;
   std::size_t directories_relisted = 0;
+  // The root's content index, when it has one (see IndexOptions::content); it may still be building.
+  std::shared_ptr<ContentIndexer> content;
 };
 
 class WorkspaceIndex {
@@ -82,7 +93,7 @@ class WorkspaceIndex {
   // to this index are ignored.
   void notify_changed(const std::string& absolute_path);
 
-  // Drops everything known about `root`; its next refresh walks again.
+  // Drops everything known about `root` (its content index stays on disk); its next refresh walks again.
   void forget(const std::string& root);
 
   struct RootState;  // workspace_index.cpp

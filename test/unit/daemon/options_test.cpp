@@ -10,9 +10,12 @@ TEST(Options, DefaultsAndFlags) {
   ASSERT_TRUE(o);
   EXPECT_FALSE(o->db_path);
   EXPECT_EQ(o->max_frame_bytes, 64u * 1024 * 1024);
-  auto full = parse_options({"--db", "/tmp/x.db", "--log-file=/tmp/l", "--max-frame-bytes", "4096", "--version"});
+  EXPECT_FALSE(o->index_cache);
+  auto full = parse_options({"--db", "/tmp/x.db", "--index-cache", "/tmp/cache", "--log-file=/tmp/l",
+                             "--max-frame-bytes", "4096", "--version"});
   ASSERT_TRUE(full) << full.error().message();
   EXPECT_EQ(full->db_path, "/tmp/x.db");
+  EXPECT_EQ(full->index_cache, "/tmp/cache");
   EXPECT_EQ(full->log_file, "/tmp/l");
   EXPECT_EQ(full->max_frame_bytes, 4096u);
   EXPECT_TRUE(full->show_version);
@@ -64,8 +67,8 @@ TEST(Options, HelpListsEveryOption) {
   const std::string usage = usage_text();
   EXPECT_TRUE(usage.starts_with("usage: agentd [options]\n")) << usage;
   for (const char* flag :
-       {"--db PATH", "--log-file PATH", "--max-frame-bytes N", "--model PROVIDER:MODEL", "--config FILE", "--demo",
-        "--version", "-h,--help", "AGENTD_LOG", "AGENTD_MODEL", "AGENTD_MOCK_MODEL"}) {
+       {"--db PATH", "--index-cache DIR", "--log-file PATH", "--max-frame-bytes N", "--model PROVIDER:MODEL",
+        "--config FILE", "--demo", "--version", "-h,--help", "AGENTD_LOG", "AGENTD_MODEL", "AGENTD_MOCK_MODEL"}) {
     EXPECT_NE(usage.find(flag), std::string::npos) << flag;
   }
 }

@@ -1,0 +1,155 @@
+#include "storage/content_index.h"
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "test/support/temp_dir.h"
+
+namespace agentd::storage {
+namespace {
+
+IndexDocument doc(std::string path, std::string names, std::string defs, std::string body, std::int64_t mtime = 1) {
+  return IndexDocument{IndexedFile{std::move(path), mtime, 10}, std::move(names), std::move(defs), std::move(body)};
+}
+
+std::vector<std::string> paths_of(const std::vector<IndexMatch>& matches) {
+  std::vector<std::string> out;
+  for (const auto& m : matches) out.push_back(m.path);
+  return out;
+}
+
+class ContentIndexTest : public ::testing::Test {
+ protected:
+  std::string db_path() const { return (dir_.path() / "cache" / "index" / "root.db").string(); }
+  ContentIndex open(const std::string& root = "/work/tree") {
+    auto index = ContentIndex::open(db_path(), root);
+    EXPECT_TRUE(index) << (index ? "" : index.error().message());
+    return std::move(*index);
+  }
+  agentd::testing::TempDir dir_;
+};
+
+TEST_F(ContentIndexTest, RanksDefinitionsAndPathsAboveMentionsAndRareTokensAboveCommonOnes) {
+  auto index = open();
+  std::vector<IndexDocument> docs = {
+      doc("fs/ext4/super.c", "fs ext4 super", "ext4_fill_super ext4 fill super", "ext4_fill_super sb lock common"),
+      doc("fs/ext4/inode.c", "fs ext4 inode", "ext4_iget", "ext4_fill_super inode common"),  // a mention only
+      doc("net/ipv4/tcp.c", "net ipv4 tcp", "tcp_connect", "tcp_connect sock common"),
+  };
+  for (int i = 0; i < 20; ++i)
+    docs.push_back(doc("drivers/d" + std::to_string(i) + ".c", "drivers", "", "common filler"));
+  ASSERT_TRUE(index.write(docs, {}));
+
+  auto found = index.search(std::vector<std::string>{"ext4_fill_super"}, 10);
+  ASSERT_TRUE(found) << found.error().message();
+  EXPECT_EQ(paths_of(*found), (std::vector<std::string>{"fs/ext4/super.c", "fs/ext4/inode.c"}));
+  EXPECT_GT((*found)[0].score, (*found)[1].score);
+
+  // A token in most files is not read from the body at all; the rare one decides.
+  found = index.search(std::vector<std::string>{"common", "tcp_connect"}, 3);
+  ASSERT_TRUE(found);
+  ASSERT_FALSE(found->empty());
+  EXPECT_EQ((*found)[0].path, "net/ipv4/tcp.c");
+
+  // Path words count: "inode" names one file's path.
+  found = index.search(std::vector<std::string>{"inode"}, 1);
+  ASSERT_TRUE(found);
+  EXPECT_EQ(paths_of(*found), (std::vector<std::string>{"fs/ext4/inode.c"}));
+
+  auto df = index.document_frequency("ext4_fill_super");
+  ASSERT_TRUE(df);
+  EXPECT_EQ(*df, 2);
+}
+
+TEST_F(ContentIndexTest, ReplacedAndRemovedFilesLeaveGarbageThatSearchesSkip) {
+  auto index = open();
+  ASSERT_TRUE(index.write(
+      std::vector<IndexDocument>{doc("a.py", "a", "old_name", "old_name"), doc("b.py", "b", "", "other")}, {}));
+  ASSERT_TRUE(index.write(std::vector<IndexDocument>{doc("a.py", "a", "new_name", "new_name", 2)}, {}));
+  auto found = index.search(std::vector<std::string>{"old_name"}, 10);
+  ASSERT_TRUE(found);
+  EXPECT_TRUE(found->empty()) << "the replaced row still answers";
+  found = index.search(std::vector<std::string>{"new_name"}, 10);
+  ASSERT_TRUE(found);
+  EXPECT_EQ(paths_of(*found), (std::vector<std::string>{"a.py"}));
+
+  ASSERT_TRUE(index.write({}, std::vector<std::string>{"b.py"}));
+  found = index.search(std::vector<std::string>{"other"}, 10);
+  ASSERT_TRUE(found);
+  EXPECT_TRUE(found->empty());
+
+  auto counts = index.counts();
+  ASSERT_TRUE(counts);
+  EXPECT_EQ(counts->files, 1);
+  EXPECT_EQ(counts->garbage, 2);
+  auto files = index.files();
+  ASSERT_TRUE(files);
+  ASSERT_EQ(files->size(), 1U);
+  EXPECT_EQ((*files)[0].path, "a.py");
+  EXPECT_EQ((*files)[0].mtime_ns, 2);
+
+  ASSERT_TRUE(index.clear());
+  counts = index.counts();
+  ASSERT_TRUE(counts);
+  EXPECT_EQ(counts->files, 0);
+  EXPECT_EQ(counts->garbage, 0);
+}
+
+TEST_F(ContentIndexTest, SurvivesReopeningAndStartsOverForAnotherRoot) {
+  {
+    auto index = open("/work/tree");
+    ASSERT_TRUE(index.write(std::vector<IndexDocument>{doc("a.go", "a", "Serve", "serve")}, {}));
+    ASSERT_TRUE(index.set_complete(true));
+  }
+  {
+    auto index = open("/work/tree");
+    auto complete = index.complete();
+    ASSERT_TRUE(complete);
+    EXPECT_TRUE(*complete);
+    auto found = index.search(std::vector<std::string>{"serve"}, 5);
+    ASSERT_TRUE(found);
+    EXPECT_EQ(found->size(), 1U);
+  }
+  auto other = open("/work/other");
+  auto complete = other.complete();
+  ASSERT_TRUE(complete);
+  EXPECT_FALSE(*complete);
+  auto files = other.files();
+  ASSERT_TRUE(files);
+  EXPECT_TRUE(files->empty()) << "another root's index was kept";
+}
+
+TEST_F(ContentIndexTest, AnUnreadableCacheFileIsReplaced) {
+  std::filesystem::create_directories(std::filesystem::path(db_path()).parent_path());
+  {
+    std::ofstream out(db_path(), std::ios::binary);
+    out << std::string(8192, 'x');  // not a database
+  }
+  auto index = open();
+  ASSERT_TRUE(index.write(std::vector<IndexDocument>{doc("x.rs", "x", "", "token")}, {}));
+  auto found = index.search(std::vector<std::string>{"token"}, 5);
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->size(), 1U);
+  // The cache file is the user's alone.
+  EXPECT_EQ(std::filesystem::status(db_path()).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+}
+
+TEST_F(ContentIndexTest, HostileTokensNeverReachTheQueryLanguage) {
+  auto index = open();
+  ASSERT_TRUE(index.write(std::vector<IndexDocument>{doc("a.c", "a", "", "safe")}, {}));
+  // FTS5 syntax in a token would be a syntax error, or a different query: such tokens are skipped.
+  auto found = index.search(std::vector<std::string>{"\" OR *", "NEAR(a b)", "{path}:", "safe"}, 5);
+  ASSERT_TRUE(found) << found.error().message();
+  EXPECT_EQ(paths_of(*found), (std::vector<std::string>{"a.c"}));
+  found = index.search(std::vector<std::string>{"\""}, 5);
+  ASSERT_TRUE(found);
+  EXPECT_TRUE(found->empty());
+}
+
+}  // namespace
+}  // namespace agentd::storage
