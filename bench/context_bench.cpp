@@ -169,10 +169,13 @@ void content_index_stage(const fs::path& root, long runs, bool quick) {
   const double build_ms = agentd::bench::ms_between(start, Clock::now());
   const auto status = refreshed->content->status();
   if (!status.ready) throw BenchFailure("the content index failed: " + status.error);
-  const std::string db = ctx::ContentIndexer::database_path(options.content.cache_directory, root.string());
-  std::error_code ec;
-  const auto wal = fs::file_size(db + "-wal", ec);
-  const double disk_mib = static_cast<double>(fs::file_size(db) + (ec ? 0 : wal)) / 1048576.0;
+  double disk_mib = 0;
+  for (const auto& db : refreshed->content->database_files()) {
+    std::error_code ec;
+    disk_mib += static_cast<double>(fs::file_size(db, ec)) / 1048576.0;
+    const auto wal = fs::file_size(db + "-wal", ec);
+    if (!ec) disk_mib += static_cast<double>(wal) / 1048576.0;
+  }
   const double rss_after = agentd::bench::current_rss_mib();
   const double rss_peak = agentd::bench::own_max_rss_mib();
   start = Clock::now();

@@ -40,12 +40,12 @@ CREATE VIRTUAL TABLE IF NOT EXISTS names_vocab USING fts5vocab(names, 'col');
 )sql";
 
 constexpr double kK1 = 1.2;
-constexpr double kB = 0.5;  // length normalisation of the body, as retrieval's own BM25 of report words
+constexpr double kB = 0.75;  // length normalisation of the body: a big file holds every common word
 // A token in more rows than this share of the files (and than kCommonRows) weighs next to nothing and
 // costs a long row list: its body rows are not read (its path and definition rows still are).
-constexpr double kCommonShare = 0.1;
-constexpr double kCommonRows = 2000;
-constexpr std::size_t kRescored = 4;  // candidates re-scored with their length: this many times the limit
+constexpr double kCommonShare = 0.01;
+constexpr double kCommonRows = 500;
+constexpr std::size_t kRescored = 3;  // candidates re-scored with their length: this many times the limit
 
 // Only what the ascii tokenizer reads back as one token may go into a MATCH expression.
 bool plain_token(std::string_view token) {
@@ -225,25 +225,54 @@ Result<bool> ContentIndex::complete() {
 
 Result<void> ContentIndex::set_complete(bool complete) { return set_meta_int(db_, "complete", complete ? 1 : 0); }
 
-Result<std::int64_t> ContentIndex::document_frequency(std::string_view token) {
-  auto stmt = db_.cached(
-      "SELECT max(coalesce((SELECT doc FROM body_vocab WHERE term = ?1), 0), "
-      "coalesce((SELECT max(doc) FROM names_vocab WHERE term = ?1), 0))");
+Result<ContentIndex::Totals> ContentIndex::totals() {
+  auto stmt = db_.cached("SELECT count(*), coalesce(sum(tokens), 0) FROM files");
   if (!stmt) return stmt.error();
-  (*stmt)->bind(1, token);
   auto row = (*stmt)->step();
   if (!row) return row.error();
-  return *row ? (*stmt)->column_int64(0) : 0;
+  return Totals{(*stmt)->column_int64(0), (*stmt)->column_int64(1)};
 }
 
-Result<std::vector<IndexMatch>> ContentIndex::search(std::span<const std::string> tokens, std::size_t limit,
-                                                     const FieldWeights& weights) {
+ContentIndex::ReadScope::~ReadScope() {
+  if (db_ != nullptr) (void)db_->exec("COMMIT");
+}
+
+Result<ContentIndex::ReadScope> ContentIndex::read_scope() {
+  if (auto r = db_.exec("BEGIN"); !r) return r.error();
+  return ReadScope(&db_);
+}
+
+Result<ContentIndex::Frequency> ContentIndex::frequency(std::string_view token) {
+  Frequency out;
+  {
+    auto stmt = db_.cached("SELECT doc FROM body_vocab WHERE term = ?");
+    if (!stmt) return stmt.error();
+    auto row = (*stmt)->bind(1, token).step();
+    if (!row) return row.error();
+    if (*row) out.body = (*stmt)->column_int64(0);
+  }
+  auto stmt = db_.cached("SELECT col, doc FROM names_vocab WHERE term = ?");
+  if (!stmt) return stmt.error();
+  (*stmt)->bind(1, token);
+  for (;;) {
+    auto row = (*stmt)->step();
+    if (!row) return row.error();
+    if (!*row) break;
+    ((*stmt)->column_text(0) == "path" ? out.path : out.definitions) = (*stmt)->column_int64(1);
+  }
+  return out;
+}
+
+Result<std::vector<IndexMatch>> ContentIndex::search(std::span<const QueryToken> tokens, std::size_t limit,
+                                                     const Totals& all, const FieldWeights& weights) {
   std::vector<IndexMatch> out;
   if (limit == 0) return out;
-  auto live = db_.query_int("SELECT count(*) FROM files");
-  if (!live) return live.error();
-  const double n = static_cast<double>(std::max<std::int64_t>(*live, 1));
-  const auto idf = [n](double df) { return std::log(1.0 + (n - df + 0.5) / (df + 0.5)); };
+  const double n = static_cast<double>(std::max<std::int64_t>(all.files, 1));
+  const double avg_tokens = std::max(1.0, static_cast<double>(all.tokens) / n);
+  const auto idf = [n](std::int64_t df) {
+    const auto d = static_cast<double>(df);
+    return std::log(1.0 + (n - d + 0.5) / (d + 0.5));
+  };
   // Per row: the body's share (normalised by length later) and the fields' (not normalised: a path or
   // a definition list is short whatever the file).
   struct Parts {
@@ -263,41 +292,20 @@ Result<std::vector<IndexMatch>> ContentIndex::search(std::span<const std::string
     }
   };
   std::unordered_set<std::string_view> done;
-  for (const auto& token : tokens) {
+  for (const auto& [token, df] : tokens) {
     if (!plain_token(token) || !done.insert(token).second) continue;
     const std::string phrase = fmt::format("\"{}\"", token);
-    // Document frequencies per field, from the vocabularies (garbage rows included: a slight overcount).
-    double df_body = 0;
-    double df_path = 0;
-    double df_defs = 0;
-    {
-      auto stmt = db_.cached("SELECT doc FROM body_vocab WHERE term = ?");
-      if (!stmt) return stmt.error();
-      auto row = (*stmt)->bind(1, token).step();
-      if (!row) return row.error();
-      if (*row) df_body = static_cast<double>((*stmt)->column_int64(0));
-    }
-    {
-      auto stmt = db_.cached("SELECT col, doc FROM names_vocab WHERE term = ?");
-      if (!stmt) return stmt.error();
-      (*stmt)->bind(1, token);
-      for (;;) {
-        auto row = (*stmt)->step();
-        if (!row) return row.error();
-        if (!*row) break;
-        (((*stmt)->column_text(0) == "path") ? df_path : df_defs) = static_cast<double>((*stmt)->column_int64(1));
-      }
-    }
-    if (df_body > 0 && (df_body <= kCommonShare * n || df_body <= kCommonRows)) {
-      const double w = weights.body * idf(df_body);
+    const auto body_df = static_cast<double>(df.body);
+    if (df.body > 0 && (body_df <= kCommonShare * n || body_df <= kCommonRows)) {
+      const double w = weights.body * idf(df.body);
       if (auto r = collect("body", phrase, [w](Parts& p) { p.body += w; }); !r) return r.error();
     }
-    if (df_path > 0) {
-      const double w = weights.path * idf(df_path);
+    if (df.path > 0) {
+      const double w = weights.path * idf(df.path);
       if (auto r = collect("names", "{path}: " + phrase, [w](Parts& p) { p.names += w; }); !r) return r.error();
     }
-    if (df_defs > 0) {
-      const double w = weights.definitions * idf(df_defs);
+    if (df.definitions > 0) {
+      const double w = weights.definitions * idf(df.definitions);
       if (auto r = collect("names", "{defs}: " + phrase, [w](Parts& p) { p.names += w; }); !r) return r.error();
     }
   }
@@ -311,12 +319,7 @@ Result<std::vector<IndexMatch>> ContentIndex::search(std::span<const std::string
       ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(keep), ranked.end(),
       [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
   ranked.resize(keep);
-  auto average = db_.cached("SELECT avg(tokens) FROM files");
-  if (!average) return average.error();
-  auto avg_row = (*average)->step();
-  if (!avg_row) return avg_row.error();
-  const double avg_tokens = std::max(1.0, (*average)->column_double(0));
-  auto lookup = db_.cached("SELECT path, tokens FROM files WHERE row = ?");
+  auto lookup = db_.cached("SELECT path, tokens, size FROM files WHERE row = ?");
   if (!lookup) return lookup.error();
   for (const auto& [unused, row] : ranked) {
     (*lookup)->bind(1, row);
@@ -326,7 +329,8 @@ Result<std::vector<IndexMatch>> ContentIndex::search(std::span<const std::string
       const double length = static_cast<double>((*lookup)->column_int64(1));
       const double norm = (kK1 + 1) / (1 + kK1 * (1 - kB + kB * length / avg_tokens));
       const Parts& parts = rows[row];
-      out.push_back(IndexMatch{(*lookup)->column_string(0), parts.body * norm + parts.names});
+      out.push_back(
+          IndexMatch{(*lookup)->column_string(0), parts.body * norm + parts.names, (*lookup)->column_int64(2)});
     }
     (*lookup)->reset();
   }

@@ -17,6 +17,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/support/result.h"
@@ -39,7 +40,8 @@ struct IndexDocument {
 
 struct IndexMatch {
   std::string path;
-  double score = 0;  // BM25 with the field weights: higher is better
+  double score = 0;       // BM25 with the field weights: higher is better
+  std::int64_t size = 0;  // bytes, when indexed
 };
 
 struct FieldWeights {
@@ -88,14 +90,45 @@ class ContentIndex {
   Result<bool> complete();
   Result<void> set_complete(bool complete);
 
-  // How many rows hold `token` in their body or in one of their small fields, whichever is more (garbage
-  // included: a slight overcount until the rebuild).
-  Result<std::int64_t> document_frequency(std::string_view token);
-  // Live files holding any of `tokens`, best first, at most `limit`: BM25F with a token counted once per
-  // field (the index keeps which files hold a token, not how often), the body normalised by its length.
-  // A token in more than a tenth of the files (and 2000 of them) adds nothing from its body rows (they
-  // are not read).
-  Result<std::vector<IndexMatch>> search(std::span<const std::string> tokens, std::size_t limit,
+  // Ranking across shards: an index may be split over several databases (written in parallel), so
+  // BM25's statistics come from all of them and each shard ranks its own files with those.
+  struct Totals {
+    std::int64_t files = 0;   // live files
+    std::int64_t tokens = 0;  // their body tokens, for the mean length
+  };
+  Result<Totals> totals();
+  // A read transaction held across many reads (one search): without it every statement takes and drops
+  // SQLite's file locks on its own, and a search's dozens of statements spend most of their time there.
+  class ReadScope {
+   public:
+    ReadScope(ReadScope&& other) noexcept : db_(std::exchange(other.db_, nullptr)) {}
+    ReadScope& operator=(ReadScope&&) = delete;
+    ReadScope(const ReadScope&) = delete;
+    ReadScope& operator=(const ReadScope&) = delete;
+    ~ReadScope();
+
+   private:
+    friend class ContentIndex;
+    explicit ReadScope(Connection* db) : db_(db) {}
+    Connection* db_;
+  };
+  Result<ReadScope> read_scope();
+  // How many rows hold `token`, per field (garbage rows included: a slight overcount until the rebuild).
+  struct Frequency {
+    std::int64_t body = 0;
+    std::int64_t path = 0;
+    std::int64_t definitions = 0;
+  };
+  Result<Frequency> frequency(std::string_view token);
+  struct QueryToken {
+    std::string token;
+    Frequency frequency;  // over every shard
+  };
+  // This shard's live files holding any of `tokens`, best first, at most `limit`: BM25F with a token
+  // counted once per field (the index keeps which files hold a token, not how often), the body
+  // normalised by its length, `all` and the tokens' frequencies taken over every shard. A token in more
+  // than a tenth of the files (and 2000 of them) adds nothing from its body rows (they are not read).
+  Result<std::vector<IndexMatch>> search(std::span<const QueryToken> tokens, std::size_t limit, const Totals& all,
                                          const FieldWeights& weights = {});
 
   const std::string& root() const noexcept { return root_; }

@@ -1,12 +1,14 @@
 #include "core/context/content_indexer.h"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <deque>
 #include <filesystem>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 
@@ -29,7 +31,6 @@ using support::Error;
 namespace {
 
 constexpr std::size_t kBinarySniffBytes = std::size_t{8} << 10;  // NUL in the first 8 KiB: binary
-constexpr std::size_t kQueuedBatches = 4;                        // tokenized batches waiting for the writer
 
 std::int64_t mtime_ns(const struct stat& st) {
   return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
@@ -78,7 +79,15 @@ storage::IndexDocument tokenize_file(int root_fd, const storage::IndexedFile& fi
 }  // namespace
 
 std::string ContentIndexer::database_path(const std::string& cache_directory, const std::string& root) {
-  return fmt::format("{}/index/{}.db", cache_directory, tools::sha256_hex(root).substr(0, 24));
+  return fmt::format("{}/index/{}", cache_directory, tools::sha256_hex(root).substr(0, 24));
+}
+
+std::vector<std::string> ContentIndexer::database_files() const {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < std::max<std::size_t>(options_.shards, 1); ++i) {
+    out.push_back(fmt::format("{}.{}.db", database_, i));
+  }
+  return out;
 }
 
 ContentIndexer::ContentIndexer(std::string root, std::string database, ContentIndexOptions options)
@@ -144,39 +153,95 @@ void ContentIndexer::run() {
 }
 
 support::Result<void> ContentIndexer::ensure_open() {
-  if (writer_) return support::ok();
-  auto writer = storage::ContentIndex::open(database_, root_);
-  if (!writer) return writer.error();
-  writer_.emplace(std::move(*writer));
-  auto reader = storage::ContentIndex::open(database_, root_);
-  if (!reader) return reader.error();
-  auto complete = writer_->complete();
-  if (!complete) return complete.error();
-  auto counts = writer_->counts();
-  if (!counts) return counts.error();
+  if (!writers_.empty()) return support::ok();
+  std::vector<storage::ContentIndex> writers;
+  std::vector<storage::ContentIndex> readers;
+  bool complete = true;
+  std::int64_t files = 0;
+  for (const auto& path : database_files()) {
+    auto writer = storage::ContentIndex::open(path, root_);
+    if (!writer) return writer.error();
+    auto reader = storage::ContentIndex::open(path, root_);
+    if (!reader) return reader.error();
+    auto done = writer->complete();
+    if (!done) return done.error();
+    auto counts = writer->counts();
+    if (!counts) return counts.error();
+    complete = complete && *done;
+    files += counts->files;
+    writers.push_back(std::move(*writer));
+    readers.push_back(std::move(*reader));
+  }
+  writers_ = std::move(writers);
   {
     const std::lock_guard lock(reader_mutex_);
-    reader_.emplace(std::move(*reader));
+    readers_ = std::move(readers);
   }
+  if (auto r = count_totals(); !r) return r;
   const std::lock_guard lock(mutex_);
-  status_.ready = *complete;  // an index finished before a restart answers at once, then catches up
-  status_.files = static_cast<std::size_t>(counts->files);
+  status_.ready = complete;  // an index finished before a restart answers at once, then catches up
+  status_.files = static_cast<std::size_t>(files);
   return support::ok();
 }
 
+support::Result<void> ContentIndexer::count_totals() {
+  storage::ContentIndex::Totals all;
+  for (auto& w : writers_) {
+    auto t = w.totals();
+    if (!t) return t.error();
+    all.files += t->files;
+    all.tokens += t->tokens;
+  }
+  const std::lock_guard lock(reader_mutex_);
+  totals_ = all;
+  return support::ok();
+}
+
+namespace {
+
+// The shard of a path: FNV-1a, stable across builds and runs (the shards outlive the process).
+std::size_t shard_of(std::string_view path, std::size_t shards) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (const char c : path) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ULL;
+  }
+  return static_cast<std::size_t>(h % shards);
+}
+
+// Tokenized documents on their way to one shard's writer.
+struct ShardQueue {
+  std::deque<storage::IndexDocument> docs;
+  std::vector<std::string> removed;
+};
+
+}  // namespace
+
 support::Result<void> ContentIndexer::update_to(const FileList& list) {
   if (auto r = ensure_open(); !r) return r;
+  const std::size_t shards = writers_.size();
   const support::UniqueFd root_fd(::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!root_fd.valid()) return Error(Errc::not_found, fmt::format("cannot open {}", root_));
 
   // What is stored against what is on disk: stat everything, (re)index what differs.
-  auto stored = writer_->files();
-  if (!stored) return stored.error();
-  std::unordered_map<std::string_view, const storage::IndexedFile*> known;
-  known.reserve(stored->size());
-  for (const auto& f : *stored) known.emplace(f.path, &f);
+  std::vector<std::vector<storage::IndexedFile>> stored(shards);
+  std::unordered_map<std::string_view, std::pair<const storage::IndexedFile*, std::size_t>> known;
+  std::int64_t live = 0;
+  std::int64_t garbage = 0;
+  for (std::size_t s = 0; s < shards; ++s) {
+    auto files = writers_[s].files();
+    if (!files) return files.error();
+    stored[s] = std::move(*files);
+    auto counts = writers_[s].counts();
+    if (!counts) return counts.error();
+    live += counts->files;
+    garbage += counts->garbage;
+  }
+  for (std::size_t s = 0; s < shards; ++s) {
+    for (const auto& f : stored[s]) known.emplace(f.path, std::make_pair(&f, s));
+  }
   std::vector<storage::IndexedFile> to_index;
-  std::vector<std::string> removed;
+  std::vector<ShardQueue> queues(shards);
   std::unordered_map<std::string_view, bool> listed;
   listed.reserve(list.files().size());
   for (const auto& path : list.files()) {
@@ -187,27 +252,35 @@ support::Result<void> ContentIndexer::update_to(const FileList& list) {
     listed.emplace(path, true);
     const storage::IndexedFile now{path, mtime_ns(st), static_cast<std::int64_t>(st.st_size)};
     const auto it = known.find(path);
-    if (it == known.end() || it->second->mtime_ns != now.mtime_ns || it->second->size != now.size) {
+    if (it == known.end() || it->second.first->mtime_ns != now.mtime_ns || it->second.first->size != now.size) {
+      // A file kept in another shard than its hash names (a different shard count) moves.
+      if (it != known.end() && it->second.second != shard_of(path, shards)) {
+        queues[it->second.second].removed.push_back(path);
+      }
       to_index.push_back(now);
     }
   }
-  for (const auto& f : *stored) {
-    if (!listed.contains(f.path)) removed.push_back(f.path);
+  std::size_t removed_total = 0;
+  for (const auto& [path, where] : known) {
+    if (!listed.contains(path)) {
+      queues[where.second].removed.emplace_back(path);
+      ++removed_total;
+    }
   }
-  auto counts = writer_->counts();
-  if (!counts) return counts.error();
-  const auto live = static_cast<double>(std::max<std::int64_t>(counts->files, 1));
-  const auto churn = static_cast<double>(counts->garbage) +
-                     static_cast<double>(removed.size() + std::min(to_index.size(), stored->size()));
-  if (counts->files > 0 && churn > options_.rebuild_garbage_share * live) {
+  const auto churn = static_cast<double>(garbage) +
+                     static_cast<double>(removed_total + std::min<std::size_t>(to_index.size(), known.size()));
+  if (live > 0 && churn > options_.rebuild_garbage_share * static_cast<double>(live)) {
     // Too much garbage: start over with every listed file. Searches wait for the new index.
     {
       const std::lock_guard lock(mutex_);
       status_.ready = false;
     }
-    if (auto r = writer_->clear(); !r) return r;
+    for (auto& w : writers_) {
+      if (auto r = w.clear(); !r) return r;
+    }
     to_index.clear();
-    removed.clear();
+    for (auto& q : queues) q.removed.clear();
+    removed_total = 0;
     for (const auto& path : list.files()) {
       if (!listed.contains(path)) continue;
       struct stat st {};
@@ -220,28 +293,35 @@ support::Result<void> ContentIndexer::update_to(const FileList& list) {
     status_.indexed = 0;
     status_.to_index = to_index.size();
   }
-  if (to_index.empty() && removed.empty()) {
-    auto complete = writer_->complete();
-    if (!complete) return complete.error();
-    if (!*complete) {
-      if (auto r = writer_->set_complete(true); !r) return r;
+  if (to_index.empty() && removed_total == 0) {
+    for (auto& w : writers_) {
+      auto complete = w.complete();
+      if (!complete) return complete.error();
+      if (!*complete) {
+        if (auto r = w.set_complete(true); !r) return r;
+      }
     }
     const std::lock_guard lock(mutex_);
     status_.ready = true;
     return support::ok();
   }
 
-  // Tokenizing threads take batches by index; this thread writes them in order of completion. At most
-  // kQueuedBatches wait, so memory stays bounded on a kernel-sized tree.
+  // Tokenizing threads take batches of files by index and hand each document to its shard's queue; one
+  // writer thread per shard commits every commit_bytes of tokens (a commit makes FTS5 write its pending
+  // postings as one segment). Queues hold at most kQueuedDocs documents, so memory stays bounded.
+  constexpr std::size_t kQueuedDocs = 256;
   const std::size_t batch = std::max<std::size_t>(options_.batch_files, 1);
   const std::size_t batches = (to_index.size() + batch - 1) / batch;
   std::mutex queue_mutex;
   std::condition_variable queue_changed;
-  std::deque<std::vector<storage::IndexDocument>> queue;
   std::size_t next_batch = 0;
-  std::size_t finished_workers = 0;
-  const std::size_t workers = std::max<std::size_t>(options_.threads, 1);
-  const auto work = [&] {
+  std::size_t producing = std::max<std::size_t>(options_.threads, 1);
+  bool failed = false;
+  // stop_ is set without queue_mutex (by the destructor), so a waiting thread also looks again by itself.
+  const auto wait = [&](std::unique_lock<std::mutex>& lock, auto&& ready) {
+    while (!ready()) queue_changed.wait_for(lock, std::chrono::milliseconds(50));
+  };
+  const auto tokenize = [&] {
     TokenSet body;
     TokenSet defs;
     std::string buffer;
@@ -249,89 +329,100 @@ support::Result<void> ContentIndexer::update_to(const FileList& list) {
     for (;;) {
       std::size_t b = 0;
       {
-        std::unique_lock lock(queue_mutex);
-        queue_changed.wait(lock, [&] { return stop_ || queue.size() < kQueuedBatches; });
-        if (stop_ || next_batch >= batches) break;
+        const std::lock_guard lock(queue_mutex);
+        if (stop_ || failed || next_batch >= batches) break;
         b = next_batch++;
       }
-      std::vector<storage::IndexDocument> docs;
       const std::size_t end = std::min(to_index.size(), (b + 1) * batch);
-      docs.reserve(end - b * batch);
-      for (std::size_t i = b * batch; i < end && !stop_; ++i) {
-        docs.push_back(tokenize_file(root_fd.get(), to_index[i], options_.max_file_bytes, body, defs, buffer, names));
+      for (std::size_t i = b * batch; i < end; ++i) {
+        auto doc = tokenize_file(root_fd.get(), to_index[i], options_.max_file_bytes, body, defs, buffer, names);
+        ShardQueue& q = queues[shard_of(doc.file.path, shards)];
+        std::unique_lock lock(queue_mutex);
+        wait(lock, [&] { return stop_ || failed || q.docs.size() < kQueuedDocs; });
+        if (stop_ || failed) break;
+        q.docs.push_back(std::move(doc));
+        lock.unlock();
+        queue_changed.notify_all();
       }
-      {
-        const std::lock_guard lock(queue_mutex);
-        queue.push_back(std::move(docs));
-      }
-      queue_changed.notify_all();
     }
     {
       const std::lock_guard lock(queue_mutex);
-      ++finished_workers;
+      --producing;
     }
     queue_changed.notify_all();
+  };
+  std::vector<support::Result<void>> results(shards, support::ok());
+  const auto write = [&](std::size_t s) {
+    storage::ContentIndex& index = writers_[s];
+    ShardQueue& q = queues[s];
+    support::Result<void> result = support::ok();
+    std::size_t pending_bytes = 0;
+    std::optional<storage::ContentIndex::Batch> open_batch;
+    const auto begin = [&]() -> support::Result<void> {
+      auto b = index.begin();
+      if (!b) return b.error();
+      open_batch.emplace(std::move(*b));
+      return support::ok();
+    };
+    result = begin();
+    for (std::size_t i = 0; result && i < q.removed.size(); ++i) result = open_batch->remove(q.removed[i]);
+    while (result) {
+      storage::IndexDocument doc;
+      {
+        std::unique_lock lock(queue_mutex);
+        wait(lock, [&] { return stop_ || !q.docs.empty() || producing == 0; });
+        if (stop_) {
+          result = Error(Errc::cancelled, "stopped");
+          break;
+        }
+        if (q.docs.empty()) break;  // producers done, queue drained
+        doc = std::move(q.docs.front());
+        q.docs.pop_front();
+      }
+      queue_changed.notify_all();
+      result = open_batch->add(doc);
+      pending_bytes += doc.path_tokens.size() + doc.definitions.size() + doc.body.size();
+      {
+        const std::lock_guard lock(mutex_);
+        ++status_.indexed;
+      }
+      if (result && pending_bytes >= options_.commit_bytes) {
+        result = open_batch->commit();
+        pending_bytes = 0;
+        open_batch.reset();
+        if (result) result = begin();
+      }
+    }
+    if (result) result = open_batch->commit();
+    open_batch.reset();
+    if (!result) {
+      const std::lock_guard lock(queue_mutex);
+      failed = true;
+    }
+    queue_changed.notify_all();
+    results[s] = std::move(result);
   };
   std::vector<std::thread> threads;
-  threads.reserve(workers);
-  for (std::size_t i = 0; i < workers; ++i) threads.emplace_back(work);
-  // One transaction per commit_bytes of tokens: FTS5 holds a transaction's postings in memory and writes
-  // them as one segment at the commit, so fewer, bigger commits mean less merging.
-  support::Result<void> result = support::ok();
-  std::optional<storage::ContentIndex::Batch> open_batch;
-  std::size_t batch_bytes = 0;
-  const auto begin = [&]() -> support::Result<void> {
-    auto b = writer_->begin();
-    if (!b) return b.error();
-    open_batch.emplace(std::move(*b));
-    batch_bytes = 0;
-    return support::ok();
-  };
-  result = begin();
-  for (std::size_t i = 0; result && i < removed.size(); ++i) result = open_batch->remove(removed[i]);
-  for (;;) {
-    std::vector<storage::IndexDocument> docs;
-    {
-      std::unique_lock lock(queue_mutex);
-      queue_changed.wait(lock, [&] { return !queue.empty() || finished_workers == workers; });
-      if (queue.empty()) break;
-      docs = std::move(queue.front());
-      queue.pop_front();
-    }
-    queue_changed.notify_all();
-    if (!result) continue;  // drain so the workers can finish
-    if (stop_) {
-      result = Error(Errc::cancelled, "stopped");
-      continue;
-    }
-    for (const auto& doc : docs) {
-      if (result = open_batch->add(doc); !result) break;
-      batch_bytes += doc.path_tokens.size() + doc.definitions.size() + doc.body.size();
-    }
-    if (result && batch_bytes >= options_.commit_bytes) {
-      result = open_batch->commit();
-      open_batch.reset();
-      if (result) result = begin();
-    }
-    const std::lock_guard lock(mutex_);
-    status_.indexed += docs.size();
-  }
-  {
-    const std::lock_guard lock(queue_mutex);
-    stop_ = stop_ || !result;
-  }
-  queue_changed.notify_all();
+  for (std::size_t i = 0; i < std::max<std::size_t>(options_.threads, 1); ++i) threads.emplace_back(tokenize);
+  for (std::size_t s = 0; s < shards; ++s) threads.emplace_back(write, s);
   for (auto& t : threads) t.join();
-  if (result && !stop_) result = open_batch->commit();
-  open_batch.reset();
-  if (!result) return result;
+  for (auto& r : results) {
+    if (!r) return r;
+  }
   if (stop_) return Error(Errc::cancelled, "stopped");
-  if (auto r = writer_->set_complete(true); !r) return r;
-  auto after = writer_->counts();
-  if (!after) return after.error();
+  std::int64_t files = 0;
+  for (auto& w : writers_) {
+    if (auto r = w.set_complete(true); !r) return r;
+    auto counts = w.counts();
+    if (!counts) return counts.error();
+    files += counts->files;
+  }
+  if (auto r = count_totals(); !r) return r;
+  // The tokenizers' buffers were freed; hand the pages back rather than keep them for the next build.
+  ::malloc_trim(0);
   const std::lock_guard lock(mutex_);
   status_.ready = true;
-  status_.files = static_cast<std::size_t>(after->files);
+  status_.files = static_cast<std::size_t>(files);
   return support::ok();
 }
 
@@ -340,15 +431,35 @@ support::Result<std::vector<storage::IndexMatch>> ContentIndexer::search(std::sp
                                                                          const storage::FieldWeights& weights) {
   if (!status().ready) return Error(Errc::unavailable, "the content index is not built yet");
   const std::lock_guard lock(reader_mutex_);
-  if (!reader_) return Error(Errc::unavailable, "the content index is not open");
-  return reader_->search(tokens, limit, weights);
-}
-
-support::Result<std::int64_t> ContentIndexer::document_frequency(std::string_view token) {
-  if (!status().ready) return Error(Errc::unavailable, "the content index is not built yet");
-  const std::lock_guard lock(reader_mutex_);
-  if (!reader_) return Error(Errc::unavailable, "the content index is not open");
-  return reader_->document_frequency(token);
+  if (readers_.empty()) return Error(Errc::unavailable, "the content index is not open");
+  std::vector<storage::ContentIndex::ReadScope> scopes;
+  for (auto& reader : readers_) {
+    auto scope = reader.read_scope();
+    if (!scope) return scope.error();
+    scopes.push_back(std::move(*scope));
+  }
+  // BM25's statistics over every shard, then each shard ranks its files with them.
+  std::vector<storage::ContentIndex::QueryToken> query;
+  for (const auto& token : tokens) query.push_back({token, {}});
+  for (auto& reader : readers_) {
+    for (auto& q : query) {
+      auto f = reader.frequency(q.token);
+      if (!f) return f.error();
+      q.frequency.body += f->body;
+      q.frequency.path += f->path;
+      q.frequency.definitions += f->definitions;
+    }
+  }
+  std::vector<storage::IndexMatch> out;
+  for (auto& reader : readers_) {
+    auto found = reader.search(query, limit, totals_, weights);
+    if (!found) return found.error();
+    for (auto& m : *found) out.push_back(std::move(m));
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const storage::IndexMatch& a, const storage::IndexMatch& b) { return a.score > b.score; });
+  if (out.size() > limit) out.resize(limit);
+  return out;
 }
 
 }  // namespace agentd::core::context

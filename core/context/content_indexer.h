@@ -1,9 +1,11 @@
 // Keeps one root's content index (storage/content_index.h) up to date, in the background: given the
 // root's file list, it stats every file, re-reads those whose mtime or size changed since they were
 // indexed, forgets those gone, and writes the tokens (code_tokens.h) and definitions (definitions.h) of
-// each in batches. Two threads tokenize while a third writes. Searches run on their own connection and
-// never wait for a build; until the first whole index is written, the index says it is not ready, and
-// retrieval falls back to its focused search (and says so).
+// each in batches. The index is split over `shards` databases by a hash of the path, each with its own
+// writer thread (SQLite writes one transaction at a time per database, and writing is half the work),
+// fed by the tokenizing threads. Searches run on their own connections and never wait for a build;
+// until the first whole index is written, the index says it is not ready, and retrieval falls back to
+// its focused search (and says so).
 #pragma once
 
 #include <atomic>
@@ -13,7 +15,6 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <span>
 #include <string>
 #include <thread>
@@ -32,6 +33,7 @@ struct ContentIndexOptions {
   std::string cache_directory;
   std::size_t max_file_bytes = std::size_t{1} << 20;  // a file's first MiB is indexed
   std::size_t threads = 2;                            // tokenizing threads
+  std::size_t shards = 2;                             // databases, each with its own writer thread
   std::size_t batch_files = 64;                       // files per tokenizing task
   // Tokens per write transaction (a commit makes FTS5 write its pending postings as a segment).
   std::size_t commit_bytes = std::size_t{16} << 20;
@@ -69,21 +71,23 @@ class ContentIndexer {
 
   ContentIndexStatus status() const;
 
-  // The best files for `tokens` (see storage::ContentIndex::search); Errc::unavailable until ready.
+  // The best files for `tokens` over every shard (see storage::ContentIndex::search); Errc::unavailable
+  // until ready.
   support::Result<std::vector<storage::IndexMatch>> search(std::span<const std::string> tokens, std::size_t limit,
                                                            const storage::FieldWeights& weights = {});
-  // Live files in the index and how many hold `token`, for rarity; Errc::unavailable until ready.
-  support::Result<std::int64_t> document_frequency(std::string_view token);
 
   const std::string& root() const noexcept { return root_; }
+  // The shards' database files.
+  std::vector<std::string> database_files() const;
 
-  // The database file for `root` under `cache_directory`.
+  // The prefix of the database files for `root` under `cache_directory` (a hash of the root's path).
   static std::string database_path(const std::string& cache_directory, const std::string& root);
 
  private:
   void run();
   support::Result<void> update_to(const FileList& files);
   support::Result<void> ensure_open();
+  support::Result<void> count_totals();  // totals_ from the writers
 
   std::string root_;
   std::string database_;
@@ -97,9 +101,10 @@ class ContentIndexer {
   std::atomic<bool> stop_{false};
   ContentIndexStatus status_;
 
-  std::optional<storage::ContentIndex> writer_;  // the update thread's
+  std::vector<storage::ContentIndex> writers_;  // the update's, one per shard
   std::mutex reader_mutex_;
-  std::optional<storage::ContentIndex> reader_;  // searches'
+  std::vector<storage::ContentIndex> readers_;  // searches', one per shard
+  storage::ContentIndex::Totals totals_;        // over every shard, as of the last update (counting is a scan)
   std::thread thread_;
 };
 

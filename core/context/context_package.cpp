@@ -217,6 +217,7 @@ support::Json to_json(const ContextPackage& package) {
   stats.set("totalMs", rounded(s.total_ms));
   stats.set("indexedFiles", s.indexed_files);
   stats.set("searchedFiles", s.searched_files);
+  stats.set("searchedBytes", s.searched_bytes);
   stats.set("searchExhaustive", s.search_exhaustive);
   stats.set("indexRefreshed", s.index_refreshed);
   if (!s.content_index.empty()) stats.set("contentIndex", s.content_index);

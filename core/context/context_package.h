@@ -108,8 +108,9 @@ struct RetrievalStats {
   double total_ms = 0;
   std::size_t indexed_files = 0;
   std::size_t searched_files = 0;
-  bool search_exhaustive = true;  // every indexed file was searched (false: a focused search of a big tree)
-  bool index_refreshed = false;   // the index changed this turn (a first walk or a refresh found changes)
+  std::size_t searched_bytes = 0;  // of the text files searched
+  bool search_exhaustive = true;   // every indexed file was searched (false: a focused search of a big tree)
+  bool index_refreshed = false;    // the index changed this turn (a first walk or a refresh found changes)
   // How a focused search chose its files: "ready (...)" from the content index, else why not (it is
   // still building, or failed) and that path words chose them. Empty for a whole-tree search.
   std::string content_index;

@@ -73,6 +73,7 @@ constexpr double kDocFilePenalty = -40;   // docs, changelogs, generated bundles
 // One hop: the best kHopAnchors definitions of the report's names are read for what they call; a file
 // defining one of at most kHopNames such names (in at most kHopMaxDefinitions files) gets kHopShare of
 // the caller's score.
+constexpr std::size_t kIndexPicks = 150;  // files asked of a content index (focused_index_bytes decides)
 constexpr std::size_t kHopAnchors = 4;
 constexpr std::size_t kHopNames = 32;
 constexpr std::size_t kHopMaxDefinitions = 2;
@@ -636,6 +637,7 @@ class Retrieval {
     options.max_kept_bytes = std::size_t{8} << 20;
     auto report = tools::search_files(*matcher, targets, options, cancel_);
     if (!report) return std::move(report).error();
+    package_.stats.searched_bytes = report->searched_bytes;
 
     // First where each term is, then what each hit is worth: a term found in many files says little about
     // any of them, and a name defined in many files (`cli`, `Default`) is no pointer to one of them.
@@ -1022,7 +1024,12 @@ class Retrieval {
     }
     for (const auto& word : terms_.words) add(word);
     if (tokens.empty()) return false;
-    std::vector<std::pair<double, std::pair<std::size_t, std::string>>> ranked;
+    struct Pick {
+      std::size_t root;
+      std::string path;
+      std::int64_t size;
+    };
+    std::vector<std::pair<double, Pick>> ranked;
     for (std::size_t r = 0; r < roots_.size(); ++r) {
       auto found = roots_[r].content->search(tokens, share);
       if (!found) {
@@ -1030,13 +1037,15 @@ class Retrieval {
             fmt::format("failed ({}); this turn searched by path words", found.error().message());
         return false;
       }
-      for (auto& match : *found) ranked.push_back({match.score, {r, std::move(match.path)}});
+      for (auto& match : *found) ranked.push_back({match.score, Pick{r, std::move(match.path), match.size}});
     }
     std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
     std::size_t taken = 0;
-    for (const auto& [score, key] : ranked) {
-      if (taken++ >= share) break;
-      take(key.first, key.second);
+    std::int64_t bytes = 0;
+    for (const auto& [score, pick] : ranked) {
+      if (taken++ >= share || bytes >= static_cast<std::int64_t>(limits_.focused_index_bytes)) break;
+      bytes += pick.size;
+      take(pick.root, pick.path);
     }
     package_.stats.content_index = fmt::format("ready ({} tokens searched)", tokens.size());
     return true;
@@ -1058,8 +1067,9 @@ class Retrieval {
     }
     package_.stats.search_exhaustive = false;
     std::set<std::pair<std::size_t, std::string>> chosen;
+    std::size_t cap = limits_.focused_search_files;
     const auto take = [&](std::size_t r, const std::string& relative) {
-      if (chosen.size() >= limits_.focused_search_files) return false;
+      if (chosen.size() >= cap) return false;
       if (chosen.insert({r, relative}).second) targets.push_back(target(r, relative));
       return true;
     };
@@ -1068,34 +1078,38 @@ class Retrieval {
     const std::size_t word_share = limits_.focused_search_files * 2 / 3;
     // 2. With a content index: the files it ranks best for the terms and the report's words (BM25F over
     // path words, defined names and every identifier, see storage/content_index.h).
-    if (from_content_index(take, word_share)) return targets;
-    // 2'. Else files whose path words are the terms' words, rarest words weighing most.
-    std::map<std::pair<std::size_t, std::uint32_t>, double> by_words;
-    std::set<std::string> words;
-    for (const auto& term : search_) {
-      for (auto& w : identifier_words(term.text)) {
-        if (w.size() >= 3) words.insert(std::move(w));
-      }
-    }
-    for (std::size_t r = 0; r < roots_.size(); ++r) {
-      const double n = static_cast<double>(roots_[r].files->files().size());
-      for (const auto& w : words) {
-        // The word itself, or a longer path word it begins ("tokenize" in "tokenizer.rs"), which counts half.
-        for (const std::string_view pw : roots_[r].files->words_with_prefix(w, 16)) {
-          const auto& hits = roots_[r].files->with_word(pw);
-          if (hits.empty()) continue;
-          const double idf = std::log(1.0 + n / static_cast<double>(hits.size())) * (pw.size() == w.size() ? 1.0 : 0.5);
-          for (const std::uint32_t i : hits) by_words[{r, i}] += idf;
+    if (from_content_index(take, kIndexPicks)) {
+      return targets;  // the index ranks siblings itself: no neighbours, whose bytes would double the grep
+    } else {
+      // 2'. Else files whose path words are the terms' words, rarest words weighing most.
+      std::map<std::pair<std::size_t, std::uint32_t>, double> by_words;
+      std::set<std::string> words;
+      for (const auto& term : search_) {
+        for (auto& w : identifier_words(term.text)) {
+          if (w.size() >= 3) words.insert(std::move(w));
         }
       }
-    }
-    std::vector<std::pair<double, std::pair<std::size_t, std::uint32_t>>> ranked;
-    ranked.reserve(by_words.size());
-    for (const auto& [key, weight] : by_words) ranked.emplace_back(weight, key);
-    std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-    for (const auto& [weight, key] : ranked) {
-      if (chosen.size() >= word_share) break;
-      take(key.first, roots_[key.first].files->files()[key.second]);
+      for (std::size_t r = 0; r < roots_.size(); ++r) {
+        const double n = static_cast<double>(roots_[r].files->files().size());
+        for (const auto& w : words) {
+          // The word itself, or a longer path word it begins ("tokenize" in "tokenizer.rs"), which counts half.
+          for (const std::string_view pw : roots_[r].files->words_with_prefix(w, 16)) {
+            const auto& hits = roots_[r].files->with_word(pw);
+            if (hits.empty()) continue;
+            const double idf =
+                std::log(1.0 + n / static_cast<double>(hits.size())) * (pw.size() == w.size() ? 1.0 : 0.5);
+            for (const std::uint32_t i : hits) by_words[{r, i}] += idf;
+          }
+        }
+      }
+      std::vector<std::pair<double, std::pair<std::size_t, std::uint32_t>>> ranked;
+      ranked.reserve(by_words.size());
+      for (const auto& [key, weight] : by_words) ranked.emplace_back(weight, key);
+      std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+      for (const auto& [weight, key] : ranked) {
+        if (chosen.size() >= word_share) break;
+        take(key.first, roots_[key.first].files->files()[key.second]);
+      }
     }
     // 3. Neighbours: the other files of the directories chosen so far, nearest first.
     std::vector<std::pair<std::size_t, std::string>> dirs;

@@ -36,6 +36,10 @@ struct ContextLimits {
   // their neighbours), so a turn in a kernel-sized tree stays fast.
   std::size_t full_search_max_files = 5000;
   std::size_t focused_search_files = 600;
+  // With a ready content index, its best files are searched up to this many bytes in all (grep's cost
+  // is bytes; the index ranks well enough that the rest of the 600 would mostly be big files that match
+  // common words), and the focused search stops at half of focused_search_files.
+  std::size_t focused_index_bytes = std::size_t{6} << 20;
   std::size_t max_file_bytes = std::size_t{4} << 20;  // read at most this much of a file for slices
   std::size_t max_glob_matches = 40;
   GitOptions git;

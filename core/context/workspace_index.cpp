@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <utility>
 
 #include <sys/stat.h>
 
@@ -377,7 +378,7 @@ std::vector<std::string> flatten(const RootState& state) {
 
 }  // namespace
 
-WorkspaceIndex::WorkspaceIndex(IndexOptions options) : options_(options) {}
+WorkspaceIndex::WorkspaceIndex(IndexOptions options) : options_(std::move(options)) {}
 WorkspaceIndex::~WorkspaceIndex() = default;
 
 support::Result<RefreshResult> WorkspaceIndex::refresh(const std::string& root_given,

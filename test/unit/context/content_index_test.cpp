@@ -170,6 +170,44 @@ TEST_F(ContentIndexTree, SurvivesARestartWithoutReindexing) {
   EXPECT_EQ(status.to_index, 0U);  // every stamp matched
 }
 
+TEST_F(ContentIndexTree, AnotherShardCountKeepsWhatIsIndexedAndMovesWhatChanges) {
+  options_.content.shards = 1;
+  {
+    WorkspaceIndex index(options_);
+    auto refreshed = index.refresh(root_.string(), {});
+    ASSERT_TRUE(refreshed);
+    refreshed->content->wait_idle();
+    EXPECT_EQ(refreshed->content->status().files, 81U);
+  }
+  options_.content.shards = 3;
+  WorkspaceIndex index(options_);
+  auto refreshed = index.refresh(root_.string(), {});
+  ASSERT_TRUE(refreshed);
+  refreshed->content->wait_idle();
+  EXPECT_EQ(refreshed->content->status().to_index, 0U);  // shard 0 still holds every file, and is read
+  auto found = refreshed->content->search(std::vector<std::string>{"quota_reclaim_pages"}, 5);
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->size(), 1U);
+  for (int f = 0; f < 10; ++f) {
+    testing::write_file(root_ / ("drivers/sub1/file" + std::to_string(f) + ".c"),
+                        "int changed_" + std::to_string(f) + "(void) { return 1; }\n");
+  }
+  options_.content_recheck_ns = 0;  // re-stat at once: same listing, new contents
+  WorkspaceIndex again(options_);
+  refreshed = again.refresh(root_.string(), {});
+  ASSERT_TRUE(refreshed);
+  refreshed->content->wait_idle();
+  EXPECT_EQ(refreshed->content->status().files, 81U) << "a moved file counted twice or lost";
+  std::vector<std::string> changed;
+  for (int f = 0; f < 10; ++f) changed.push_back("changed_" + std::to_string(f));
+  found = refreshed->content->search(changed, 200);
+  ASSERT_TRUE(found);
+  std::size_t sub1 = 0;
+  for (const auto& m : *found) sub1 += m.path.starts_with("drivers/sub1/") ? 1 : 0;
+  EXPECT_EQ(sub1, 10U) << "every rewritten file is found by its new contents";
+  EXPECT_EQ(found->size(), 10U);
+}
+
 TEST_F(ContentIndexTree, RetrievalSearchesTheFilesTheIndexRanksAndSaysWhenItCannot) {
   WorkspaceIndex index(options_);
   ContextRequest request;

@@ -65,7 +65,7 @@ TEST(ContextPackage, PreviewJson) {
     "openQuestions": ["Is this the right checkout?"],
     "budget": {"tokens": 1000, "used": 90},
     "stats": {"indexMs": 0, "gitMs": 0, "searchMs": 0, "readMs": 0, "totalMs": 0, "indexedFiles": 0,
-              "searchedFiles": 0, "searchExhaustive": true, "indexRefreshed": false, "candidates": 0},
+              "searchedFiles": 0, "searchedBytes": 0, "searchExhaustive": true, "indexRefreshed": false, "candidates": 0},
     "text": "T"
   })json");
   ASSERT_TRUE(expected) << expected.error().message();
