@@ -9,6 +9,7 @@ packages=(
   # libraries; Boost 1.81 exactly, NOT Debian's default 1.74 (Asio/Beast are header-only here)
   libboost1.81-dev libsimdjson-dev libfmt-dev libsqlite3-dev libssl-dev
   libre2-dev
+  libstemmer-dev  # Snowball's English stemmer: the report's words match their other forms (BSD licensed)
   libedit-dev  # the agent CLI's line editing and history (BSD licensed)
   libcli11-dev  # command-line parsing of agentd and agent (header-only, BSD licensed)
   # tests and benchmarks

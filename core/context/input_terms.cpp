@@ -10,6 +10,8 @@
 
 #include <re2/re2.h>
 
+#include "core/context/word_keys.h"
+
 // The pattern ladders below map each kind of line to what it yields; rungs that yield the same thing
 // are kept apart, one per format, so branch-clone findings are expected here.
 // NOLINTBEGIN(bugprone-branch-clone)
@@ -715,6 +717,12 @@ InputTerms extract_terms(std::string_view input, const std::vector<std::size_t>&
   }
   if (terms.tests.size() > limits.max_tests) terms.tests.resize(limits.max_tests);
   terms.words = report_words(input, limits.max_words);
+  for (const auto& word : terms.words) {
+    std::string key = word_key(word);
+    if (std::find(terms.word_keys.begin(), terms.word_keys.end(), key) == terms.word_keys.end()) {
+      terms.word_keys.push_back(std::move(key));
+    }
+  }
   return terms;
 }
 

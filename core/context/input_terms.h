@@ -33,6 +33,9 @@ struct InputTerms {
   // split into their words ("timeoutErrorMessage": timeout, error, message; "--color": color), at least 4
   // letters, English and bug-report stop words left out, each once, in order of first use.
   std::vector<std::string> words;
+  // What the words are searched by: each one's stem (word_keys.h), each once ("routing" and "routes" are
+  // both `rout`), in the words' order.
+  std::vector<std::string> word_keys;
 };
 
 struct TermLimits {

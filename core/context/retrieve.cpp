@@ -616,7 +616,7 @@ class Retrieval {
   support::Result<void> search_terms() {
     for (const auto& ident : terms_.identifiers) search_.push_back({ident, Source::identifier, false});
     for (const auto& quoted : terms_.quoted) search_.push_back({quoted, Source::quoted_string, true});
-    if ((search_.empty() && terms_.words.empty()) || roots_.empty()) return support::ok();
+    if ((search_.empty() && terms_.word_keys.empty()) || roots_.empty()) return support::ok();
     std::string pattern;
     for (const auto& term : search_) {
       if (!pattern.empty()) pattern += '|';
@@ -625,7 +625,7 @@ class Retrieval {
                      ? quoted
                      : fmt::format("\\b{}\\b", quoted);
     }
-    for (const auto& w : terms_.words) pattern += (pattern.empty() ? "" : "|") + quote_regex(w);
+    for (const auto& w : terms_.word_keys) pattern += (pattern.empty() ? "" : "|") + quote_regex(w);
     auto matcher = tools::Matcher::compile(tools::SearchPattern{pattern, false, true});
     if (!matcher) return std::move(matcher).error().context("compiling the search of the prompt's terms");
 
@@ -724,12 +724,12 @@ class Retrieval {
     return support::ok();
   }
 
-  // The report's words (InputTerms::words) in the search's lines, case-insensitively and inside identifiers
-  // too ("timeout" in "timeoutErrorMessage"): each file's lines holding each word give it a BM25 score, where
-  // a word in few of the `searched` files weighs most. The best files become candidates at their rarest
-  // word's first line; files already found get the score as a file term.
+  // The report's words (by their keys, InputTerms::word_keys: "routing" as `rout`) in the search's lines,
+  // case-insensitively and inside identifiers too ("timeout" in "timeoutErrorMessage"): each file's lines holding each
+  // word give it a BM25 score, where a word in few of the `searched` files weighs most. The best files become
+  // candidates at their rarest word's first line; files already found get the score as a file term.
   void score_words(const tools::SearchReport& report, std::size_t searched) {
-    const std::vector<std::string>& words = terms_.words;
+    const std::vector<std::string>& words = terms_.word_keys;
     if (words.empty()) return;
 
     struct FileWords {
@@ -799,7 +799,10 @@ class Retrieval {
       std::stable_sort(held.begin(), held.end(), [&](std::size_t a, std::size_t b) { return idf[a] > idf[b]; });
       std::string list;
       for (std::size_t j = 0; j < held.size() && j < 5; ++j) {
-        list += fmt::format("{}{} (in {} files)", j == 0 ? "" : ", ", words[held[j]], df[held[j]]);
+        // A stem reads as one: `rout*` found route, router or routing.
+        const std::string& key = words[held[j]];
+        const bool stem = std::find(terms_.words.begin(), terms_.words.end(), key) == terms_.words.end();
+        list += fmt::format("{}{}{} (in {} files)", j == 0 ? "" : ", ", key, stem ? "*" : "", df[held[j]]);
       }
       const std::string why = fmt::format("report words {}", list);
       FileCandidate& c = candidate(f.root, f.relative);

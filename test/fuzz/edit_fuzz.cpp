@@ -3,8 +3,11 @@
 // and a CRLF file's line endings, that a refused one says why, and that every diff re-applies to exactly
 // the edited text.
 //
-// Input: byte 0 holds the flags (bit 0 replace_all, bits 1-2 the diff context), the rest is split at the
-// first two "\x1f" bytes into content, old_string and new_string.
+// Input: byte 0 holds the flags (bit 0 replace_all, bits 1-2 the diff context, bits 3-4 the diff's edit
+// distance cap: 8, 64, 512 or the default 2000), the rest is split at the first two "\x1f" bytes into
+// content, old_string and new_string. Small caps reach the "middle replaced whole" path with short inputs and
+// keep the fuzzer fast: `replace_all` turns a short input into thousands of lines, and a diff at the default
+// cap costs up to 2000^2 steps.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -43,9 +46,10 @@ bool pure_crlf(std::string_view text) {
   return any;
 }
 
-void check_diff(std::string_view before, std::string_view after, std::size_t context) {
+void check_diff(std::string_view before, std::string_view after, std::size_t context, std::size_t max_edits) {
   agentd::tools::DiffOptions options;
   options.context = context;
+  options.max_edit_distance = max_edits;
   options.old_label = "a";
   options.new_label = "a";
   const auto diff = agentd::tools::unified_diff(before, after, options);
@@ -60,6 +64,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const bool replace_all = (data[0] & 1) != 0;
   const std::size_t context = (data[0] >> 1) & 3;
+  constexpr std::size_t kEditCaps[] = {8, 64, 512, 2000};
+  const std::size_t max_edits = kEditCaps[(data[0] >> 3) & 3];
   std::string_view rest(reinterpret_cast<const char*>(data) + 1, size - 1);
   const std::string_view content = next_part(rest);
   const std::string_view old_string = next_part(rest);
@@ -75,7 +81,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // A CRLF file stays CRLF whatever endings the model wrote (a CR the model typed alone can end up
     // before an LF of the file, which is still CRLF).
     if (pure_crlf(content)) check(!has_lone_lf(out.text));
-    check_diff(content, out.text, context);
+    check_diff(content, out.text, context, max_edits);
   } else {
     check(!out.message.empty());
     check(out.text.empty());
@@ -83,6 +89,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check(out.candidates.size() <= agentd::tools::kEditMaxListedMatches);
   }
   // The diff of any two texts re-applies, whatever the edit did.
-  check_diff(content, new_string, context);
+  check_diff(content, new_string, context, max_edits);
   return 0;
 }

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/context/word_keys.h"
+
 namespace agentd::core::context {
 namespace {
 
@@ -141,6 +143,20 @@ TEST(ReportWords, ProseFlagsAndIdentifiersBecomeLowerCaseWords) {
   EXPECT_EQ(report_words("alpha bravo charlie delta", 2), (std::vector<std::string>{"alpha", "bravo"}));
   EXPECT_TRUE(report_words("it is a bug, when I do this it should work", 24).empty());
   EXPECT_TRUE(report_words("v1.2.3 utf8 x86 0xdead", 24).empty());  // digits: versions, not words
+}
+
+// A word is searched by its stem, the start its forms share; short stems stay whole words.
+TEST(ReportWords, AWordIsSearchedByTheStemItsFormsShare) {
+  EXPECT_EQ(word_key("routing"), "rout");
+  EXPECT_EQ(word_key("routes"), "rout");
+  EXPECT_EQ(word_key("directories"), "director");  // matches directory too
+  EXPECT_EQ(word_key("directory"), "director");
+  EXPECT_EQ(word_key("encoding"), "encod");
+  EXPECT_EQ(word_key("timeout"), "timeout");
+  EXPECT_EQ(word_key("uses"), "uses");  // "use": too short to search inside words
+  EXPECT_EQ(word_key(""), "");
+  const auto terms = extract_terms("Routing fails: the router routes nothing; routing again fails.", {});
+  EXPECT_EQ(terms.word_keys, (std::vector<std::string>{"rout", "fail", "router", "noth"}));
 }
 
 }  // namespace

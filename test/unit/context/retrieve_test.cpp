@@ -364,11 +364,32 @@ TEST(Retrieve, AProseReportFindsTheFileByItsRarestWords) {
   EXPECT_LT(rank_of("service/jar.py"), rank_of("service/handler0.py")) << package.text;
   const auto& terms = package.ranked[0].score_terms;
   ASSERT_FALSE(terms.empty());
-  EXPECT_NE(terms.front().why.find("cookie (in "), std::string::npos) << terms.front().why;
+  // "cookie", "cookies" and "Cookie" are searched as one stem, and the reason says so.
+  EXPECT_NE(terms.front().why.find("cook* (in "), std::string::npos) << terms.front().why;
   const auto& test_terms = package.ranked[rank_of("tests/test_cookies.py")].score_terms;
   EXPECT_TRUE(std::any_of(test_terms.begin(), test_terms.end(), [](const ScoreTerm& t) {
     return t.why == "a test file, and the request names no test" && t.points < 0;
   }));
+}
+
+// A reporter writes "routing" and "directories"; the code says route, router and directory. The words are
+// searched by their stems, so the file that handles routes is found though no word of the report is in it.
+TEST(Retrieve, AReportsWordsFindTheirOtherFormsInTheCode) {
+  FixtureRepo repo("py_service", false);
+  repo.write("web/tree.py",
+             "class Router:\n    def add_route(self, path, handler):\n"
+             "        # a route per directory of the path\n        return path\n");
+  for (int i = 0; i < 6; ++i) {
+    repo.write("web/view" + std::to_string(i) + ".py", "def render(page):\n    return page\n");
+  }
+  const auto package = retrieve(repo,
+                                "Bug: dynamic routing breaks for nested directories. Expected the page to "
+                                "render, got a 404.");
+  ASSERT_FALSE(package.ranked.empty()) << package.text;
+  EXPECT_EQ(package.ranked[0].path, "web/tree.py") << package.text;
+  const auto& terms = package.ranked[0].score_terms;
+  ASSERT_FALSE(terms.empty());
+  EXPECT_NE(terms.front().why.find("rout* (in "), std::string::npos) << terms.front().why;
 }
 
 // Documentation, changelogs and generated bundles talk about the code in the report's own words; for a bug
