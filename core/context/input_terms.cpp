@@ -319,6 +319,18 @@ std::vector<std::string_view> message_fragments(std::string_view message) {
   return out;
 }
 
+// Text with nothing in it that varies between runs: no quote, digit, path separator or flag.
+bool is_fixed_text(std::string_view text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\'' || c == '"' || c == '/' || c == '\\' || std::isdigit(static_cast<unsigned char>(c)) != 0) {
+      return false;
+    }
+    if (c == '-' && (i == 0 || is_space(text[i - 1]))) return false;
+  }
+  return true;
+}
+
 // The message of an error line, or empty: what follows the first `<word>error:`, `<word>Exception:`,
 // `fatal:`, `panic:` (a bracketed or parenthesised part may stand between the word and the colon:
 // `error[E0308]:`, `jq: error (at <stdin>:0):`).
@@ -638,9 +650,12 @@ InputTerms extract_terms(std::string_view input, const std::vector<std::size_t>&
           if (!add_path(span)) scan_identifiers(span, collected, 0);
         } else {
           // Code or a message with spaces: its identifiers count as the prose's do (`is` and `a` in
-          // `'x' is a directory` are no names), and a message's fixed parts are searched as written.
+          // `'x' is a directory` are no names), and a message's fixed parts are searched as written; so is
+          // a span with no variable part at all (no quotes, digits or flags): what a program prints as is
+          // (`<skipped: too deep>`) is in its source as is.
           scan_identifiers(span, collected, -1);
           add_fragments(span);
+          if (is_fixed_text(span)) add_quoted(span);
         }
         rest_of_line.append(close + 1 - i, ' ');
         i = close + 1;

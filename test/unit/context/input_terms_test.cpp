@@ -69,6 +69,18 @@ TEST(InputTerms, MessagesGiveTheirFixedPartsNotTheirWords) {
                                                     "Cannot index number with"}));
 }
 
+// What a program prints as is, backticked, is in its source as is: searched whole when nothing in it varies.
+TEST(InputTerms, AFixedBacktickedOutputIsSearchedWhole) {
+  const auto terms = extract_terms(
+      "It inserts `<skipped: too deep>` into the output, and `cat deep.json | jq -c` shows it.\n"
+      "Also `retry 3 times` and `it's done`.",
+      {});
+  EXPECT_TRUE(has(terms.quoted, "<skipped: too deep>")) << ::testing::PrintToString(terms.quoted);
+  EXPECT_FALSE(has(terms.quoted, "cat deep.json | jq -c"));  // a flag: a command line
+  EXPECT_FALSE(has(terms.quoted, "retry 3 times"));          // a number varies
+  EXPECT_FALSE(has(terms.quoted, "it's done"));              // a quote: a value inside
+}
+
 // A reproducer's own functions are the reporter's names, not the project's.
 TEST(InputTerms, NamesTheReportDefinesAreNotSearched) {
   const auto terms = extract_terms(
