@@ -11,6 +11,7 @@
 #include <re2/re2.h>
 
 #include "core/context/word_keys.h"
+#include "core/support/text.h"
 
 // The pattern ladders below map each kind of line to what it yields; rungs that yield the same thing
 // are kept apart, one per format, so branch-clone findings are expected here.
@@ -348,7 +349,7 @@ std::string_view error_message(std::string_view line) {
     std::size_t word_start = before.size();
     while (word_start > 0 && std::isalpha(static_cast<unsigned char>(before[word_start - 1])) != 0) --word_start;
     std::string word(before.substr(word_start));
-    for (char& ch : word) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    support::ascii_lower_in_place(word);
     if (word.ends_with("error") || word.ends_with("exception") || word == "fatal" || word == "panic") {
       std::string_view message = line.substr(colon + 1);
       while (!message.empty() && is_space(message.front())) message.remove_prefix(1);
@@ -583,7 +584,7 @@ std::vector<std::string> identifier_words(std::string_view identifier) {
       // parseHTTPHeader: a hump before H (after e), and before the last capital of a run (HTTP|Header).
       if (prev_lower || (next_lower && std::isupper(static_cast<unsigned char>(identifier[i - 1])) != 0)) flush();
     }
-    current += static_cast<char>(std::tolower(c));
+    current += support::ascii_lower(static_cast<char>(c));
   }
   flush();
   return words;

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <ctime>
 #include <filesystem>
+#include <future>
 #include <initializer_list>
 #include <map>
 #include <optional>
@@ -193,7 +194,7 @@ bool is_doc_or_generated_path(std::string_view path) {
     return true;
   }
   std::string name(file_name(path));
-  for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  support::ascii_lower_in_place(name);
   const std::size_t dot = name.find('.');
   const std::string_view stem = std::string_view(name).substr(0, dot);
   const std::string_view ext = dot == std::string::npos ? std::string_view() : std::string_view(name).substr(dot);
@@ -220,7 +221,7 @@ bool is_doc_or_generated_path(std::string_view path) {
 // as part of a path, a file name or an identifier (`changelog.md`, `docs/x`, `test_parse`, `--docs`).
 bool says_any(std::string_view input, std::initializer_list<std::string_view> words) {
   std::string lower(input.substr(0, std::size_t{64} << 10));
-  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  support::ascii_lower_in_place(lower);
   const auto prose_edge = [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) == 0 &&
            std::string_view("/._-~$@").find(c) == std::string_view::npos;
@@ -294,9 +295,18 @@ class Retrieval {
     frame_lines.erase(std::unique(frame_lines.begin(), frame_lines.end()), frame_lines.end());
     terms_ = extract_terms(request_.input, frame_lines);
 
+    // git runs while the index refreshes: both wait on the disk and on other processes, not on each other
+    // (on Linux 6.1 inside a repository, 12 and 22 ms that no longer add up).
+    auto git = std::async(std::launch::async, [this] {
+      const auto started = Clock::now();
+      auto state = read_git_state(request_.cwd, limits_.git, cancel_);
+      return std::make_pair(std::move(state), ms_since(started));
+    });
     auto t = Clock::now();
-    AGENTD_TRY_VOID(refresh_index());
+    auto refreshed = refresh_index();
     package_.stats.index_ms = ms_since(t);
+    auto [git_state, git_ms] = git.get();
+    if (!refreshed) return std::move(refreshed).error();
     if (cancel_.cancelled()) return cancelled();
 
     InputSignals signals;
@@ -305,9 +315,8 @@ class Retrieval {
     for (const auto& p : terms_.paths) signals.config_paths += is_config_path(p.path) ? 1 : 0;
     package_.task = classify_task(request_.input, signals);
 
-    t = Clock::now();
-    AGENTD_TRY_VOID(read_git());
-    package_.stats.git_ms = ms_since(t);
+    AGENTD_TRY_VOID(read_git(std::move(git_state)));
+    package_.stats.git_ms = git_ms;
     if (cancel_.cancelled()) return cancelled();
 
     add_stack_frames();
@@ -351,8 +360,7 @@ class Retrieval {
     return support::ok();
   }
 
-  support::Result<void> read_git() {
-    auto state = read_git_state(request_.cwd, limits_.git, cancel_);
+  support::Result<void> read_git(support::Result<GitState> state) {
     if (!state) return std::move(state).error();
     git_ = std::move(state).value();
     auto& ws = package_.workspace;
@@ -749,7 +757,7 @@ class Retrieval {
       for (const auto& line : file.lines) {
         if (!line.is_match) continue;
         lower = line.text;
-        for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        support::ascii_lower_in_place(lower);
         for (std::size_t w = 0; w < words.size(); ++w) {
           if (lower.find(words[w]) == std::string::npos) continue;
           if (f.tf[w]++ == 0) f.first_line[w] = line.number;

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "core/support/text.h"
+
 namespace agentd::core::context {
 namespace {
 
@@ -161,7 +163,7 @@ std::string normalize(std::string_view input) {
   for (const char c : input.substr(0, kMaxClassifiedBytes)) {
     const auto u = static_cast<unsigned char>(c);
     if (std::isalnum(u) != 0) {
-      out += static_cast<char>(std::tolower(u));
+      out += support::ascii_lower(c);
     } else if (out.back() != ' ') {
       out += ' ';
     }

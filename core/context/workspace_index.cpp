@@ -15,6 +15,7 @@
 
 #include <sys/stat.h>
 
+#include "core/support/text.h"
 #include "tools/walk.h"
 
 namespace agentd::core::context {
@@ -86,7 +87,7 @@ void path_words(std::string_view path, Visit&& visit) {
       continue;
     }
     if (std::isupper(c) != 0 && i > 0 && std::islower(static_cast<unsigned char>(path[i - 1])) != 0) flush();
-    word += static_cast<char>(std::tolower(c));
+    word += support::ascii_lower(static_cast<char>(c));
   }
   flush();
 }

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace agentd::support {
@@ -16,6 +17,17 @@ constexpr std::string_view trim(std::string_view s, std::string_view chars = kWh
   const std::size_t first = s.find_first_not_of(chars);
   if (first == std::string_view::npos) return s.substr(s.size());
   return s.substr(first, s.find_last_not_of(chars) - first + 1);
+}
+
+// ASCII case folding, independent of the C locale: A-Z become a-z, every other byte (UTF-8 included) stays.
+constexpr char ascii_lower(char c) noexcept { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+inline void ascii_lower_in_place(std::string& s) noexcept {
+  for (char& c : s) c = ascii_lower(c);
+}
+inline std::string ascii_lower_copy(std::string_view s) {
+  std::string out(s);
+  ascii_lower_in_place(out);
+  return out;
 }
 
 constexpr bool is_utf8_continuation(char c) noexcept { return (static_cast<unsigned char>(c) & 0xC0U) == 0x80U; }

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/support/text.h"
 #include "tools/shell_command.h"
 
 namespace agentd::tools::verify {
@@ -47,11 +48,7 @@ std::vector<std::string_view> lines_of(std::string_view text) {
   return lines;
 }
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
+std::string lower(std::string_view text) { return support::ascii_lower_copy(text); }
 
 bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
 
@@ -215,7 +212,7 @@ std::vector<std::pair<std::int64_t, std::string>> counts_in(std::string_view lin
     std::string word;
     for (char c : tokens[t + 1]) {
       if (std::isalpha(static_cast<unsigned char>(c)) == 0) break;
-      word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      word += support::ascii_lower(c);
     }
     if (!word.empty()) out.emplace_back(to_int(tokens[t]), std::move(word));
   }

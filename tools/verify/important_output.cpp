@@ -44,8 +44,7 @@ bool is_build_error(std::string_view line) {
 void rank_generic(const std::vector<std::string_view>& lines, Ranks& ranks) {
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string_view line = lines[i];
-    std::string l(line);
-    std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return std::tolower(c); });
+    const std::string l = support::ascii_lower_copy(line);
     if (contains(l, "error") || contains(l, "fail") || contains(l, "panic") || contains(l, "traceback") ||
         contains(l, "exception") || contains(l, "assert")) {
       ranks[i] = kDetail;
