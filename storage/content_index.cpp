@@ -225,6 +225,24 @@ Result<bool> ContentIndex::complete() {
 
 Result<void> ContentIndex::set_complete(bool complete) { return set_meta_int(db_, "complete", complete ? 1 : 0); }
 
+Result<void> ContentIndex::set_bulk(bool bulk) {
+  // FTS5's default automerge is 4: merge once four segments of a level exist.
+  const int automerge = bulk ? 0 : 4;
+  return db_.exec(
+      fmt::format("INSERT INTO names(names, rank) VALUES('automerge', {0}); "
+                  "INSERT INTO body(body, rank) VALUES('automerge', {0});",
+                  automerge));
+}
+
+Result<void> ContentIndex::optimize() {
+  if (auto r = db_.exec("INSERT INTO names(names) VALUES('optimize'); INSERT INTO body(body) VALUES('optimize');");
+      !r) {
+    return r;
+  }
+  // The merge wrote the whole index again through the WAL: copy it in and give the WAL's space back.
+  return db_.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+}
+
 Result<ContentIndex::Totals> ContentIndex::totals() {
   auto stmt = db_.cached("SELECT count(*), coalesce(sum(tokens), 0) FROM files");
   if (!stmt) return stmt.error();

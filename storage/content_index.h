@@ -89,6 +89,11 @@ class ContentIndex {
   // Whether a whole first index was finished (written by the owner, read after a restart).
   Result<bool> complete();
   Result<void> set_complete(bool complete);
+  // Bulk loading (a first build, a rebuild): while on, FTS5 merges no segments as commits add them, and
+  // optimize() then merges them all into one, so each posting is written twice rather than once per merge
+  // level. The setting is stored; an update that is no bulk load turns it off first.
+  Result<void> set_bulk(bool bulk);
+  Result<void> optimize();
 
   // Ranking across shards: an index may be split over several databases (written in parallel), so
   // BM25's statistics come from all of them and each shard ranks its own files with those.

@@ -306,6 +306,17 @@ support::Result<void> ContentIndexer::update_to(const FileList& list) {
     return support::ok();
   }
 
+  // A first build or a rebuild loads in bulk: segments merged once at the end, not level by level.
+  bool bulk = true;
+  for (auto& w : writers_) {
+    auto counts = w.counts();
+    if (!counts) return counts.error();
+    bulk = bulk && counts->files == 0 && counts->garbage == 0;
+  }
+  for (auto& w : writers_) {
+    if (auto r = w.set_bulk(bulk); !r) return r;
+  }
+
   // Tokenizing threads take batches of files by index and hand each document to its shard's queue; one
   // writer thread per shard commits every commit_bytes of tokens (a commit makes FTS5 write its pending
   // postings as one segment). Queues hold at most kQueuedDocs documents, so memory stays bounded.
@@ -410,6 +421,21 @@ support::Result<void> ContentIndexer::update_to(const FileList& list) {
     if (!r) return r;
   }
   if (stop_) return Error(Errc::cancelled, "stopped");
+  if (bulk) {
+    // One thread per shard, as the writers were.
+    std::vector<support::Result<void>> merged(shards, support::ok());
+    std::vector<std::thread> mergers;
+    for (std::size_t s = 0; s < shards; ++s) {
+      mergers.emplace_back([&, s] {
+        merged[s] = writers_[s].optimize();
+        if (merged[s]) merged[s] = writers_[s].set_bulk(false);
+      });
+    }
+    for (auto& t : mergers) t.join();
+    for (auto& r : merged) {
+      if (!r) return r;
+    }
+  }
   std::int64_t files = 0;
   for (auto& w : writers_) {
     if (auto r = w.set_complete(true); !r) return r;

@@ -7,9 +7,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <ctime>
 #include <filesystem>
 #include <future>
@@ -749,6 +751,18 @@ class Retrieval {
     };
     std::vector<FileWords> files;
     std::vector<std::size_t> df(words.size(), 0);
+    // One pass over each line finds every word: the words (at most 32, each of 4 letters or more) by
+    // their first two letters, a bit each. Searching each word in turn cost 24 scans of every matching
+    // line, 15-20 ms of a kernel turn.
+    const std::size_t scanned = std::min<std::size_t>(words.size(), 32);
+    std::vector<std::uint32_t> starts(std::size_t{1} << 16, 0);
+    const auto pair_at = [](std::string_view text, std::size_t i) {
+      return static_cast<std::size_t>(static_cast<unsigned char>(text[i])) |
+             static_cast<std::size_t>(static_cast<unsigned char>(text[i + 1])) << 8;
+    };
+    for (std::size_t w = 0; w < scanned; ++w) {
+      if (words[w].size() >= 2) starts[pair_at(words[w], 0)] |= std::uint32_t{1} << w;
+    }
     std::string lower;
     for (const auto& file : report.files) {
       auto [root, relative] = target_of(file);
@@ -758,8 +772,16 @@ class Retrieval {
         if (!line.is_match) continue;
         lower = line.text;
         support::ascii_lower_in_place(lower);
-        for (std::size_t w = 0; w < words.size(); ++w) {
-          if (lower.find(words[w]) == std::string::npos) continue;
+        const std::string_view text = lower;
+        std::uint32_t held = 0;
+        for (std::size_t i = 0; i + 1 < text.size(); ++i) {
+          for (std::uint32_t m = starts[pair_at(text, i)] & ~held; m != 0; m &= m - 1) {
+            const auto w = static_cast<std::size_t>(std::countr_zero(m));
+            if (text.substr(i).starts_with(words[w])) held |= std::uint32_t{1} << w;
+          }
+        }
+        for (std::uint32_t m = held; m != 0; m &= m - 1) {
+          const auto w = static_cast<std::size_t>(std::countr_zero(m));
           if (f.tf[w]++ == 0) f.first_line[w] = line.number;
         }
       }

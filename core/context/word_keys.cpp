@@ -16,7 +16,7 @@ struct StemmerDelete {
 
 sb_stemmer* english() {
   // A stemmer keeps per-call state: one per thread, made on first use.
-  thread_local const std::unique_ptr<sb_stemmer, StemmerDelete> stemmer(sb_stemmer_new("english", "UTF_8"));
+  thread_local std::unique_ptr<sb_stemmer, StemmerDelete> stemmer(sb_stemmer_new("english", "UTF_8"));
   return stemmer.get();
 }
 

@@ -165,5 +165,35 @@ TEST_F(ContentIndexTest, HostileTokensNeverReachTheQueryLanguage) {
   EXPECT_TRUE(found->empty());
 }
 
+// A bulk load: segments are not merged as commits add them, optimize() merges them into one, and the
+// index answers alike before and after; the automerge setting is back once bulk loading is off.
+TEST_F(ContentIndexTest, ABulkLoadMergesOnceAndSearchesTheSame) {
+  auto index = open();
+  ASSERT_TRUE(index.set_bulk(true));
+  for (int commit = 0; commit < 6; ++commit) {
+    std::vector<IndexDocument> docs;
+    for (int i = 0; i < 10; ++i) {
+      const std::string n = std::to_string(commit * 10 + i);
+      docs.push_back(doc("src/f" + n + ".c", "src f" + n, "fn_" + n, "fn_" + n + " shared word" + n));
+    }
+    ASSERT_TRUE(index.write(docs, {}));
+  }
+  auto before = search(index, {"fn_42", "shared"}, 100);
+  ASSERT_TRUE(before) << before.error().message();
+  ASSERT_TRUE(index.optimize());
+  ASSERT_TRUE(index.set_bulk(false));
+  auto after = search(index, {"fn_42", "shared"}, 100);
+  ASSERT_TRUE(after) << after.error().message();
+  EXPECT_EQ(paths_of(*before), paths_of(*after));
+  ASSERT_FALSE(after->empty());
+  EXPECT_EQ(after->front().path, "src/f42.c");
+  EXPECT_EQ(after->size(), 60U);
+  // Writing after the bulk load works as before.
+  ASSERT_TRUE(index.write(std::vector<IndexDocument>{doc("src/new.c", "src new", "fresh_fn", "fresh_fn")}, {}));
+  auto fresh = search(index, {"fresh_fn"}, 5);
+  ASSERT_TRUE(fresh);
+  EXPECT_EQ(paths_of(*fresh), (std::vector<std::string>{"src/new.c"}));
+}
+
 }  // namespace
 }  // namespace agentd::storage
