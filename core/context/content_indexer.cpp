@@ -118,6 +118,17 @@ void ContentIndexer::wait_idle() {
   changed_.wait(lock, [this] { return stopping_ || (!busy_ && pending_ == nullptr); });
 }
 
+bool ContentIndexer::deny(std::span<const std::string> patterns) {
+  const std::lock_guard lock(mutex_);
+  bool grew = false;
+  for (const auto& p : patterns) {
+    if (std::find(options_.deny_paths.begin(), options_.deny_paths.end(), p) != options_.deny_paths.end()) continue;
+    options_.deny_paths.push_back(p);
+    grew = true;
+  }
+  return grew;
+}
+
 ContentIndexStatus ContentIndexer::status() const {
   const std::lock_guard lock(mutex_);
   return status_;
@@ -219,6 +230,11 @@ struct ShardQueue {
 
 support::Result<void> ContentIndexer::update_to(const FileList& list) {
   if (auto r = ensure_open(); !r) return r;
+  std::vector<std::string> deny_paths;
+  {
+    const std::lock_guard lock(mutex_);
+    deny_paths = options_.deny_paths;
+  }
   const std::size_t shards = writers_.size();
   const support::UniqueFd root_fd(::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!root_fd.valid()) return Error(Errc::not_found, fmt::format("cannot open {}", root_));
@@ -244,9 +260,14 @@ support::Result<void> ContentIndexer::update_to(const FileList& list) {
   std::vector<ShardQueue> queues(shards);
   std::unordered_map<std::string_view, bool> listed;
   listed.reserve(list.files().size());
+  std::size_t newly_denied = 0;
   for (const auto& path : list.files()) {
     if (stop_) return Error(Errc::cancelled, "stopped");
-    if (tools::denied_path(std::filesystem::path(path), tools::PathAccess::read, options_.deny_paths)) continue;
+    if (tools::denied_path(std::filesystem::path(path), tools::PathAccess::read, deny_paths)) {
+      // Indexed before it was denied: its tokens are in the postings, and only a rebuild takes them out.
+      newly_denied += known.contains(path) ? 1 : 0;
+      continue;
+    }
     struct stat st {};
     if (::fstatat(root_fd.get(), path.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
     listed.emplace(path, true);
@@ -269,7 +290,7 @@ support::Result<void> ContentIndexer::update_to(const FileList& list) {
   }
   const auto churn = static_cast<double>(garbage) +
                      static_cast<double>(removed_total + std::min<std::size_t>(to_index.size(), known.size()));
-  if (live > 0 && churn > options_.rebuild_garbage_share * static_cast<double>(live)) {
+  if (live > 0 && (newly_denied > 0 || churn > options_.rebuild_garbage_share * static_cast<double>(live))) {
     // Too much garbage: start over with every listed file. Searches wait for the new index.
     {
       const std::lock_guard lock(mutex_);

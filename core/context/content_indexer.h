@@ -68,6 +68,11 @@ class ContentIndexer {
   void update(std::shared_ptr<const FileList> files);
   // Blocks until no update is running or pending (tests, benchmarks).
   void wait_idle();
+  // Adds deny-paths (patterns as `permissions.denyPaths`) for every later update; the list only grows, so
+  // sessions with different configurations for one root get the union. Returns true when it grew: the
+  // caller then asks for an update, which starts over if a file already indexed is now denied (a
+  // contentless index cannot drop a row's tokens, and a denied file's must not stay in the cache).
+  bool deny(std::span<const std::string> patterns);
 
   ContentIndexStatus status() const;
 

@@ -350,7 +350,7 @@ class Retrieval {
     std::vector<std::string> roots = {request_.cwd};
     roots.insert(roots.end(), request_.additional_dirs.begin(), request_.additional_dirs.end());
     for (std::size_t i = 0; i < roots.size(); ++i) {
-      auto refreshed = index_.refresh(roots[i], cancel_);
+      auto refreshed = index_.refresh(roots[i], cancel_, request_.deny_paths);
       if (!refreshed) {
         if (refreshed.error().code() == Errc::cancelled || i == 0) return std::move(refreshed).error();
         continue;  // an additional directory that went away: the rest still works

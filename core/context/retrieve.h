@@ -53,6 +53,9 @@ struct ContextRequest {
   // The configured deny-paths (on top of tools::denied_path's built-in list, which always applies):
   // true when the absolute path must never be shown. May be empty.
   std::function<bool(const std::string& absolute)> denied;
+  // The same deny-paths as patterns (`permissions.denyPaths`), for the content index, which must never
+  // hold a denied file's tokens.
+  std::vector<std::string> deny_paths;
   ContextLimits limits;
 };
 

@@ -383,7 +383,8 @@ WorkspaceIndex::WorkspaceIndex(IndexOptions options) : options_(std::move(option
 WorkspaceIndex::~WorkspaceIndex() = default;
 
 support::Result<RefreshResult> WorkspaceIndex::refresh(const std::string& root_given,
-                                                       const support::CancelToken& cancel) {
+                                                       const support::CancelToken& cancel,
+                                                       std::span<const std::string> deny_paths) {
   std::string root = root_given;
   while (root.size() > 1 && root.back() == '/') root.pop_back();
   const std::lock_guard lock(mutex_);
@@ -471,6 +472,7 @@ support::Result<RefreshResult> WorkspaceIndex::refresh(const std::string& root_g
     const std::int64_t now =
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
             .count();
+    if (state.content->deny(deny_paths)) state.content_stale = true;
     if (state.content_stale || now - state.content_checked_ns >= options_.content_recheck_ns) {
       state.content->update(state.list);
       state.content_stale = false;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -86,7 +87,9 @@ class WorkspaceIndex {
   // Brings the list of `root` (an absolute directory) up to date and returns it. Blocking; the first call
   // for a root walks the whole tree. Errc::not_found when the root is not a directory, Errc::cancelled
   // when `cancel` fires (the root's state is then dropped and rebuilt by the next call). Thread-safe.
-  support::Result<RefreshResult> refresh(const std::string& root, const support::CancelToken& cancel);
+  // `deny_paths` (the configuration's `permissions.denyPaths`) are never put in the root's content index.
+  support::Result<RefreshResult> refresh(const std::string& root, const support::CancelToken& cancel,
+                                         std::span<const std::string> deny_paths = {});
 
   // A file or directory was created, changed or removed (a tool wrote it, a watcher saw it): the directory
   // holding it is re-listed at the next refresh, whatever its mtime says. Paths outside every root known

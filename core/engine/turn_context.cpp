@@ -95,6 +95,7 @@ TurnContext gather_turn_context(const TurnContextRequest& request, context::Work
   retrieval.additional_dirs = request.additional_dirs;
   retrieval.input = out.input;
   retrieval.token_budget = context::context_token_budget(request.context_window);
+  retrieval.deny_paths = request.denied_paths;
   if (!request.denied_paths.empty() || !request.denied_reads.empty()) {
     // What the read tools may not read, evidence may not show: deny-paths, and `read(...)` deny rules
     // matched as rules match paths (relative to the cwd, else absolute).

@@ -1,5 +1,7 @@
 // The content index's pieces: code-aware tokens, definitions by line shape, the background indexer, and
 // retrieval's focused search through it.
+#include "storage/content_index.h"
+
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -150,6 +152,44 @@ TEST_F(ContentIndexTree, BuildsInTheBackgroundAndCatchesUpWithChanges) {
   found = refreshed->content->search(std::vector<std::string>{"quota_release_all", "brand_new_function"}, 5);
   ASSERT_TRUE(found);
   EXPECT_EQ(found->size(), 2U);
+  EXPECT_EQ(refreshed->content->status().files, 81U);
+}
+
+// The configuration's deny-paths reach the index: a file denied from the start is never indexed, and one
+// denied after it was indexed is taken out by a rebuild (its tokens leave the postings, not only the list).
+TEST_F(ContentIndexTree, ConfiguredDenyPathsNeverStayInTheIndex) {
+  testing::write_file(root_ / "private/keys.c", "int vault_master_secret(void) { return 7; }\n");
+  WorkspaceIndex index(options_);
+  auto refreshed = index.refresh(root_.string(), {});
+  ASSERT_TRUE(refreshed);
+  refreshed->content->wait_idle();
+  auto found = refreshed->content->search(std::vector<std::string>{"vault_master_secret"}, 5);
+  ASSERT_TRUE(found);
+  ASSERT_EQ(found->size(), 1U);  // indexed while nothing denied it
+
+  const std::vector<std::string> deny = {"private/"};
+  refreshed = index.refresh(root_.string(), {}, deny);
+  ASSERT_TRUE(refreshed);
+  refreshed->content->wait_idle();
+  EXPECT_EQ(refreshed->content->status().files, 81U);
+  found = refreshed->content->search(std::vector<std::string>{"vault_master_secret", "vault"}, 5);
+  ASSERT_TRUE(found);
+  EXPECT_TRUE(found->empty());
+  // The postings hold the token no more: the shards were rebuilt, not only the file's row forgotten.
+  for (const auto& db : refreshed->content->database_files()) {
+    auto shard = storage::ContentIndex::open(db, root_.string());
+    ASSERT_TRUE(shard);
+    auto f = shard->frequency("vault_master_secret");
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->body + f->definitions + f->path, 0) << db;
+  }
+
+  // A new index with the deny-path from the start never reads the file.
+  fs::remove_all(fs::canonical(temp_.path()) / "cache");
+  WorkspaceIndex fresh(options_);
+  refreshed = fresh.refresh(root_.string(), {}, deny);
+  ASSERT_TRUE(refreshed);
+  refreshed->content->wait_idle();
   EXPECT_EQ(refreshed->content->status().files, 81U);
 }
 
