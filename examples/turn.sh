@@ -4,7 +4,9 @@
 # prints what agentd streams back: the answer text as it arrives, tool calls with their status, token
 # usage, and the stop reason. With ANTHROPIC_API_KEY or OPENAI_API_KEY set it talks to that provider
 # (AGENTD_MODEL picks the model); without one it runs `agentd --demo`, a scripted mock model, and says so.
-# Permission requests (edits, commands) are refused here, so a real model cannot change anything.
+# Permission requests (edits, commands) show what is asked (an edit's diff too, with jq installed). With a
+# real model they are refused, so it cannot change anything; the demo's are allowed once, because its script
+# is known and it works on a scratch copy: it reads calc.py, edits it, and runs the tests with `verify`.
 # Usage: examples/turn.sh ["prompt"] [path/to/agentd]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -19,9 +21,9 @@ trap 'rm -rf "$workdir"' EXIT
 cp -r "$here/demo/workspace" "$workdir/project"
 project=$(cd "$workdir/project" && pwd -P)
 
-mode=()
+mode=() answer=reject_once verdict="refused by turn.sh"
 if [ -z "${ANTHROPIC_API_KEY:-}" ] && [ -z "${OPENAI_API_KEY:-}" ]; then
-  mode=(--demo)
+  mode=(--demo) answer=allow_once verdict="allowed once (the demo's known script, on a scratch copy)"
   echo "turn: no ANTHROPIC_API_KEY or OPENAI_API_KEY set: using agentd --demo, a SCRIPTED mock model" >&2
 fi
 
@@ -45,6 +47,21 @@ receive() {
   fi
 }
 
+# An edit's diff from a permission request (ACP diff content: the file's whole old and new text), as
+# `diff -u` prints it; needs jq, silently nothing without it.
+show_diff() {
+  command -v jq >/dev/null || return 0
+  local count i path
+  count=$(printf '%s' "$1" | jq '[.params.toolCall.content[]? | select(.type == "diff")] | length' 2>/dev/null) || return 0
+  for ((i = 0; i < count; i++)); do
+    path=$(printf '%s' "$1" | jq -r "[.params.toolCall.content[] | select(.type == \"diff\")][$i].path")
+    diff -u --label "a/${path#"$project"/}" --label "b/${path#"$project"/}" \
+      <(printf '%s' "$1" | jq -j "[.params.toolCall.content[] | select(.type == \"diff\")][$i].oldText // \"\"") \
+      <(printf '%s' "$1" | jq -j "[.params.toolCall.content[] | select(.type == \"diff\")][$i].newText") |
+      sed "s/^/  /" || true  # diff exits 1 when the texts differ, which they do
+  done
+}
+
 send '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{},"clientInfo":{"name":"turn.sh","version":"1"}}}'
 receive
 send '{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"'"$project"'","mcpServers":[]}}'
@@ -60,6 +77,9 @@ while receive; do
   case $line in
     *'"id":2,"result"'*)
       printf '\n\n%sstop reason: %s%s\n' "$bold" "$(field "$line" stopReason)" "$plain"
+      # What agentd itself saw run (not the model's account of it), when the turn changed files.
+      verification=$(field "$line" summary)
+      [ -z "$verification" ] || printf '%s%s%s\n' "$bold" "$verification" "$plain"
       break ;;
     *'"id":2,"error"'*)
       printf '\n\nturn failed: %s\n' "$(field "$line" message)" >&2
@@ -67,13 +87,14 @@ while receive; do
       break ;;
     *'"method":"session/request_permission"'*)
       id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9]*\),"method".*/\1/p')
-      printf '\n%s[permission asked: %s - refused by turn.sh]%s\n' "$dim" "$(field "$line" title)" "$plain"
-      send '{"jsonrpc":"2.0","id":'"$id"',"result":{"outcome":{"outcome":"selected","optionId":"reject_once"}}}' ;;
+      printf '\n%s[permission asked: %s - %s]%s\n' "$dim" "$(field "$line" title)" "$verdict" "$plain"
+      show_diff "$line"
+      send '{"jsonrpc":"2.0","id":'"$id"',"result":{"outcome":{"outcome":"selected","optionId":"'"$answer"'"}}}' ;;
     *'"sessionUpdate":"agent_message_chunk"'*) printf '%s' "$(field "$line" text)" ;;
     *'"sessionUpdate":"agent_thought_chunk"'*) printf '%s%s%s' "$dim" "$(field "$line" text)" "$plain" ;;
     *'"sessionUpdate":"tool_call"'*) printf '\n%s[tool %s: %s]%s' "$dim" "$(field "$line" title)" "$(field "$line" status)" "$plain" ;;
-    *'"sessionUpdate":"tool_call_update"'*'"status":"completed"'* | *'"sessionUpdate":"tool_call_update"'*'"status":"failed"'*)
-      printf '\n%s[tool %s]%s\n' "$dim" "$(field "$line" status)" "$plain" ;;
+    *'"sessionUpdate":"tool_call_update"'*'"status":"completed"'*) printf '\n%s[tool completed]%s\n' "$dim" "$plain" ;;
+    *'"sessionUpdate":"tool_call_update"'*'"status":"failed"'*) printf '\n%s[tool failed]%s\n' "$dim" "$plain" ;;
     *'"sessionUpdate":"usage_update"'*)
       used=$(printf '%s' "$line" | sed -n 's/.*"used":\([0-9]*\).*/\1/p')
       size=$(printf '%s' "$line" | sed -n 's/.*"size":\([0-9]*\).*/\1/p')

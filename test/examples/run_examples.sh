@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Runs the client examples (examples/jq, examples/python, examples/node) against `agentd --demo` and checks
+# Runs the main job (examples/turn.sh) and the client examples (examples/jq, examples/python, examples/node) against `agentd --demo` and checks
 # what they print and what they leave on disk, and checks the editor configurations' syntax.
-# Usage: test/examples/run_examples.sh path/to/agentd [all|jq|python|node|editors]
+# Usage: test/examples/run_examples.sh path/to/agentd [all|turn|jq|python|node|editors]
 # Exit: 0 all ran and passed, 1 something failed, 77 nothing failed but something was skipped (a tool is
 # missing: jq, python3, node, the ACP SDK package, luac, emacs); each skip says why.
 # Offline: the model is agentd-mock-model ($AGENTD_MOCK_MODEL, else agentd finds it in its build tree).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-agentd=${1:?usage: run_examples.sh path/to/agentd [all|jq|python|node|editors]}
+agentd=${1:?usage: run_examples.sh path/to/agentd [all|turn|jq|python|node|editors]}
 which=${2:-all}
 agentd=$(cd "$(dirname "$agentd")" && pwd)/$(basename "$agentd")
 [ -x "$agentd" ] || { echo "run_examples: $agentd is not an executable" >&2; exit 1; }
@@ -71,7 +71,7 @@ test_jq() {
   AGENTD_DEMO_SCRIPT=$demo_script run jq_demo "$root/examples/jq/turn.sh" "$agentd" 'say "hi" \ ok'
   expect "$out" "$marker" "jq: streams the demo model's text"
   expect "$out" '> say "hi" \ ok' "jq: the prompt round-trips"
-  expect "$out" "[tool list_dir (read): pending]" "jq: shows the tool call"
+  expect "$out" "[tool read_file (read): pending]" "jq: shows the tool call"
   expect "$out" "stop reason: end_turn" "jq: prints the stop reason"
   AGENTD="$agentd" AGENTD_DEMO_SCRIPT=$permission_script run jq_refuse "$root/examples/jq/turn.sh" "write it"
   expect "$out" "[permission asked: Write NOTES.md - refused]" "jq: \$AGENTD is honoured and permission is refused"
@@ -85,7 +85,7 @@ test_python() {
   ws=$(workspace py_demo)
   AGENTD_DEMO_SCRIPT=$demo_script run py_demo python3 "$client" --agentd "$agentd" --demo --db "$tmp/py.db" --cwd "$ws" "hello"
   expect "$out" "$marker" "python: streams the demo model's text"
-  expect "$out" "[tool call list_dir (read): pending]" "python: shows the tool call"
+  expect "$out" "[tool call read_file (read): pending]" "python: shows the tool call"
   expect "$out" "stop reason: end_turn" "python: prints the stop reason"
   ws=$(workspace py_no)
   AGENTD_DEMO_SCRIPT=$permission_script run py_no python3 "$client" --agentd "$agentd" --demo --db "$tmp/py.db" --cwd "$ws" --no "write it"
@@ -127,7 +127,7 @@ test_node() {
   ws=$(workspace node_demo)
   AGENTD_DEMO_SCRIPT=$demo_script run node_demo node "$client" --agentd "$agentd" --demo --db "$tmp/node.db" --cwd "$ws" "hello"
   expect "$out" "$marker" "node: streams the demo model's text"
-  expect "$out" "[tool call list_dir (read): pending]" "node: shows the tool call"
+  expect "$out" "[tool call read_file (read): pending]" "node: shows the tool call"
   expect "$out" "stop reason: end_turn" "node: prints the stop reason"
   ws=$(workspace node_no)
   AGENTD_DEMO_SCRIPT=$permission_script run node_no node "$client" --agentd "$agentd" --demo --db "$tmp/node.db" --cwd "$ws" "write it"
@@ -135,6 +135,30 @@ test_node() {
   ws=$(workspace node_yes)
   AGENTD_DEMO_SCRIPT=$permission_script run node_yes node "$client" --agentd "$agentd" --demo --db "$tmp/node.db" --cwd "$ws" --yes "write it"
   check_allowed node "$ws"
+}
+
+# The main job (README's first command): examples/turn.sh with the demo model plays the whole demo turn:
+# reads calc.py, shows the edit's diff with the permission question, edits, runs the tests with verify,
+# and prints agentd's own verification line.
+test_turn() {
+  current=turn
+  # What agentd's verification probes too: `python3 -m pytest`, else a `pytest` on PATH.
+  if ! python3 -m pytest --version >/dev/null 2>&1 && ! pytest --version >/dev/null 2>&1; then
+    skip "pytest is not installed: the demo's tests cannot run"
+    return
+  fi
+  AGENTD_DEMO_SCRIPT=$demo_script run turn "$root/examples/turn.sh" "Is there a bug in calc.py?" "$agentd"
+  expect "$out" "no ANTHROPIC_API_KEY or OPENAI_API_KEY set: using agentd --demo" "turn: says the model is a script"
+  expect "$out" "$marker" "turn: streams the demo model's text"
+  expect "$out" "[tool read_file: pending]" "turn: shows the read"
+  expect "$out" "[permission asked: Edit calc.py - allowed once" "turn: shows the permission question"
+  if command -v jq >/dev/null; then
+    expect "$out" '+        raise ValueError("div: division by zero")' "turn: shows the edit's diff"
+  fi
+  expect "$out" "stop reason: end_turn" "turn: prints the stop reason"
+  expect "$out" "verified: \`" "turn: prints what agentd verified"
+  expect "$out" "test_calc.py\` passed" "turn: the demo's edit makes the tests pass"
+  expect "$out" "Session: " "turn: prints the session's cost"
 }
 
 test_editors() {
@@ -172,8 +196,8 @@ EOF
 }
 
 case $which in
-  all) test_jq; test_python; test_node; test_editors ;;
-  jq | python | node | editors) "test_$which" ;;
+  all) test_turn; test_jq; test_python; test_node; test_editors ;;
+  turn | jq | python | node | editors) "test_$which" ;;
   *) echo "run_examples: unknown example '$which'" >&2; exit 2 ;;
 esac
 echo "run_examples ($which): $passed passed, $failed failed, $skipped skipped"
