@@ -140,7 +140,12 @@ AcpServer::Async<ext::TraceGetResult> AcpServer::on_trace_get(ext::TraceGetReque
   auto spans = co_await sessions_.spans(turn);
   if (!spans) co_return std::move(spans).error();
   if (spans->empty()) co_return Error(Errc::not_found, fmt::format("no trace for turn \"{}\"", turn));
-  co_return ext::TraceGetResult{turn, span_tree(*spans)};
+  ext::TraceGetResult result{turn, span_tree(*spans), std::nullopt};
+  if (p.format == ext::TraceFormat::chrome) {
+    result.trace_events = ext::chrome_trace_events(turn, result.spans);
+    result.spans.clear();
+  }
+  co_return result;
 }
 
 Result<ext::CostGetResult> AcpServer::on_cost_get(core::Session& session, const ext::SessionRequest& /*unused*/) {

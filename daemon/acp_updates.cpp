@@ -93,6 +93,25 @@ struct UpdateVisitor {
                                                  e.tokens_before, e.tokens_after, e.forced});
     return acp::AgentMessageChunk{text_block(e.text), std::nullopt, std::move(meta)};
   }
+  std::optional<acp::SessionUpdate> operator()(const core::PlanEvent& e) const {
+    acp::Plan plan;
+    for (const auto& item : e.entries) {
+      acp::PlanEntry entry;
+      entry.content = item.content;
+      switch (item.priority) {
+        case tools::PlanPriority::high: entry.priority = acp::PlanEntryPriority::high; break;
+        case tools::PlanPriority::medium: entry.priority = acp::PlanEntryPriority::medium; break;
+        case tools::PlanPriority::low: entry.priority = acp::PlanEntryPriority::low; break;
+      }
+      switch (item.status) {
+        case tools::PlanStatus::pending: entry.status = acp::PlanEntryStatus::pending; break;
+        case tools::PlanStatus::in_progress: entry.status = acp::PlanEntryStatus::in_progress; break;
+        case tools::PlanStatus::completed: entry.status = acp::PlanEntryStatus::completed; break;
+      }
+      plan.entries.push_back(std::move(entry));
+    }
+    return plan;
+  }
 };
 
 }  // namespace

@@ -183,12 +183,22 @@ boost::asio::awaitable<support::Result<CommitResult>> commit_file(FileCommit com
     co_return Error(Errc::cancelled, "the file change was cancelled before the write");
   }
   CommitResult result;
+  support::Span write = commit.spans != nullptr ? commit.spans->start("fs.atomic_write") : support::Span();
+  write.set_attribute("path", commit.path.string());
+  write.set_attribute("bytes", static_cast<std::uint64_t>(commit.after ? commit.after->size() : 0));
+  write.set_attribute("through", commit.editor != nullptr ? "editor" : "disk");
   if (commit.editor != nullptr) {
     result = co_await commit_through_editor(commit, cancel);
   } else {
     auto apply = [commit = std::move(commit)] { return apply_locked(commit); };
     result = co_await support::run_off_loop(std::move(apply));
   }
+  if (result.status != CommitStatus::committed) {
+    write.set_status(support::SpanStatus::error, result.message);
+  } else {
+    write.set_attribute("readBack", result.read_back);
+  }
+  write.end();
   result.journal_id = id;
   if (result.status != CommitStatus::committed && id) journal->abandon(*id);
   co_return result;

@@ -14,6 +14,7 @@
 
 #include "core/support/cancel.h"
 #include "core/support/result.h"
+#include "core/support/trace.h"
 
 namespace agentd::tools {
 
@@ -51,6 +52,8 @@ struct FileCommit {
   // Set when `before` is the editor's buffer (FileAccess::writes_buffers): the check, the write and the
   // read-back then go through it, and the editor saves the file. A change of an existing file only.
   FileAccess* editor = nullptr;
+  // Where the write's span (fs.atomic_write) is recorded; may be null.
+  support::SpanBuffer* spans = nullptr;
 };
 
 enum class CommitStatus {

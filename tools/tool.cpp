@@ -53,6 +53,16 @@ std::optional<Risk> parse_risk_name(std::string_view name) noexcept {
   return std::nullopt;
 }
 
+constexpr support::EnumName<PlanStatus> kPlanStatusNames[] = {
+    {PlanStatus::pending, "pending"}, {PlanStatus::in_progress, "in_progress"}, {PlanStatus::completed, "completed"}};
+static_assert(support::names_every_value(kPlanStatusNames, PlanStatus::completed));
+std::span<const support::EnumName<PlanStatus>> enum_names(PlanStatus) noexcept { return kPlanStatusNames; }
+
+constexpr support::EnumName<PlanPriority> kPlanPriorityNames[] = {
+    {PlanPriority::high, "high"}, {PlanPriority::medium, "medium"}, {PlanPriority::low, "low"}};
+static_assert(support::names_every_value(kPlanPriorityNames, PlanPriority::low));
+std::span<const support::EnumName<PlanPriority>> enum_names(PlanPriority) noexcept { return kPlanPriorityNames; }
+
 constexpr support::EnumName<ToolKind> kToolKindNames[] = {
     {ToolKind::read, "read"},       {ToolKind::edit, "edit"},
     {ToolKind::remove, "delete"},  // ACP's spelling; `delete` is a C++ keyword

@@ -18,6 +18,7 @@
 #include "core/support/enum_names.h"
 #include "core/support/json.h"
 #include "core/support/result.h"
+#include "core/support/trace.h"
 
 namespace agentd::tools {
 
@@ -99,6 +100,18 @@ struct ToolDiff {
 inline constexpr std::size_t kWholeDiffBytes = 1u << 20;
 ToolDiff client_diff(std::string path, std::optional<std::string_view> old_text, std::string_view new_text);
 
+// One entry of the plan a todo_write call sets: the client shows the list as ACP's `plan`.
+enum class PlanStatus { pending, in_progress, completed };
+enum class PlanPriority { high, medium, low };
+std::span<const support::EnumName<PlanStatus>> enum_names(PlanStatus) noexcept;  // ACP's names
+std::span<const support::EnumName<PlanPriority>> enum_names(PlanPriority) noexcept;
+struct PlanItem {
+  std::string content;
+  PlanStatus status = PlanStatus::pending;
+  PlanPriority priority = PlanPriority::medium;
+  friend bool operator==(const PlanItem&, const PlanItem&) = default;
+};
+
 // Every call ends in one of these. `ok:false` is a failure the model can recover from (a bad argument,
 // a stale file, no match): `summary` says what happened and how to proceed. Only cancellation and
 // internal faults end a turn, and they do not travel as ToolResults.
@@ -109,6 +122,7 @@ struct ToolResult {
   support::Json metadata = support::Json::object();  // structured detail (EditResult, exit codes...)
   std::vector<ToolDiff> diffs;                       // for the client: edits show as diffs
   std::vector<std::string> locations;                // absolute paths the call touched
+  std::optional<std::vector<PlanItem>> plan;         // todo_write: the session's whole plan, as it is now
 
   static ToolResult failure(std::string message) {
     ToolResult r;
@@ -162,7 +176,10 @@ struct ToolContext {
   // session; null when a tool runs on its own (tests), and then changes are not undoable.
   ChangeJournal* journal = nullptr;
   std::function<void(std::string_view)> progress;  // streamed output (shell); may be empty
-  std::vector<std::string> changed_files;          // this turn's changed files, absolute (verify)
+  // Where the call's own steps record their spans (fs.atomic_write), from any thread; the engine hangs
+  // them under the call's span. May be null.
+  support::SpanBuffer* spans = nullptr;
+  std::vector<std::string> changed_files;  // this turn's changed files, absolute (verify)
 };
 
 class Tool {

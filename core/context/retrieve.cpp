@@ -300,13 +300,19 @@ class Retrieval {
     // git runs while the index refreshes: both wait on the disk and on other processes, not on each other
     // (on Linux 6.1 inside a repository, 12 and 22 ms that no longer add up).
     auto git = std::async(std::launch::async, [this] {
+      support::Span span = step("context.git");
       const auto started = Clock::now();
       auto state = read_git_state(request_.cwd, limits_.git, cancel_);
+      if (!state) span.set_status(support::SpanStatus::error, state.error().message());
       return std::make_pair(std::move(state), ms_since(started));
     });
     auto t = Clock::now();
+    support::Span index_span = step("context.index");
     auto refreshed = refresh_index();
     package_.stats.index_ms = ms_since(t);
+    index_span.set_attribute("files", static_cast<std::uint64_t>(package_.stats.indexed_files));
+    index_span.set_attribute("refreshed", package_.stats.index_refreshed);
+    index_span.end();
     auto [git_state, git_ms] = git.get();
     if (!refreshed) return std::move(refreshed).error();
     if (cancel_.cancelled()) return cancelled();
@@ -327,11 +333,21 @@ class Retrieval {
     add_tests();
     add_config_files();
     t = Clock::now();
-    AGENTD_TRY_VOID(search_terms());
+    {
+      support::Span search = step("context.search");
+      AGENTD_TRY_VOID(search_terms());
+      search.set_attribute("files", static_cast<std::uint64_t>(package_.stats.searched_files));
+      search.set_attribute("bytes", static_cast<std::uint64_t>(package_.stats.searched_bytes));
+      search.set_attribute("exhaustive", package_.stats.search_exhaustive);
+      if (!package_.stats.content_index.empty()) search.set_attribute("contentIndex", package_.stats.content_index);
+    }
     package_.stats.search_ms = ms_since(t);
     if (cancel_.cancelled()) return cancelled();
     t = Clock::now();
-    AGENTD_TRY_VOID(follow_references());
+    {
+      support::Span references = step("context.references");
+      AGENTD_TRY_VOID(follow_references());
+    }
     package_.stats.search_ms += ms_since(t);
     if (cancel_.cancelled()) return cancelled();
     apply_file_terms();
@@ -345,6 +361,11 @@ class Retrieval {
 
  private:
   static Error cancelled() { return Error(Errc::cancelled, "context retrieval cancelled"); }
+
+  // A step's span under the request's trace, or an inert one.
+  support::Span step(std::string name) const {
+    return request_.trace != nullptr ? request_.trace->child(std::move(name)) : support::Span();
+  }
 
   support::Result<void> refresh_index() {
     std::vector<std::string> roots = {request_.cwd};
@@ -1295,31 +1316,43 @@ class Retrieval {
     auto [it, inserted] = texts_.try_emplace(c.absolute);
     FileText& ft = it->second;
     if (!inserted) return ft;
+    support::Span read = step("context.read");
+    read.set_attribute("path", c.display);
+    read_file_text(c, ft);
+    if (!ft.problem.empty()) {
+      read.set_attribute("skipped", ft.problem);
+    } else {
+      read.set_attribute("bytes", static_cast<std::uint64_t>(ft.text.size()));
+    }
+    return ft;
+  }
+
+  void read_file_text(const FileCandidate& c, FileText& ft) {
     // A pointer or an optional, depending on the tools version: both read the same here.
     if (const auto rule = tools::denied_path(fs::path(c.relative), tools::PathAccess::read)) {
       ft.problem = fmt::format("deny-listed: {}", rule->reason);
-      return ft;
+      return;
     }
     if (request_.denied && request_.denied(c.absolute)) {
       ft.problem = "deny-listed by the configuration";
-      return ft;
+      return;
     }
     // Symlinks are followed the way the tools follow them: the result must stay in the workspace.
     auto resolved = guard_.resolve(c.absolute, tools::PathAccess::read);
     if (!resolved) {
       ft.problem = "outside the workspace or deny-listed once symlinks are followed";
-      return ft;
+      return;
     }
     const int fd = ::open(resolved->absolute.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0) {
       ft.problem = "cannot be read";
-      return ft;
+      return;
     }
     struct stat st {};
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
       ::close(fd);
       ft.problem = "not a regular file";
-      return ft;
+      return;
     }
     ft.mtime = st.st_mtim.tv_sec;
     const std::size_t want = std::min(static_cast<std::size_t>(st.st_size), limits_.max_file_bytes);
@@ -1336,14 +1369,13 @@ class Retrieval {
     if (std::string_view(ft.text).substr(0, kBinarySniffBytes).find('\0') != std::string_view::npos) {
       ft.problem = "a binary file";
       ft.text.clear();
-      return ft;
+      return;
     }
     ft.line_starts.push_back(0);
     for (std::size_t i = 0; i < ft.text.size(); ++i) {
       if (ft.text[i] == '\n' && i + 1 < ft.text.size()) ft.line_starts.push_back(i + 1);
     }
     if (ft.text.empty()) ft.line_starts.clear();
-    return ft;
   }
 
   std::string slice_text(const FileText& ft, std::size_t start, std::size_t end) const {

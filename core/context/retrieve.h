@@ -16,6 +16,7 @@
 #include "core/context/workspace_index.h"
 #include "core/support/cancel.h"
 #include "core/support/result.h"
+#include "core/support/trace.h"
 
 namespace agentd::core::context {
 
@@ -57,6 +58,10 @@ struct ContextRequest {
   // hold a denied file's tokens.
   std::vector<std::string> deny_paths;
   ContextLimits limits;
+  // When set, each step of the retrieval is a child span of this one (context.index, context.git,
+  // context.search, context.references, context.read per file read). The span's tracer must be safe to
+  // use from this thread and from git's (support::SpanBuffer's is).
+  const support::Span* trace = nullptr;
 };
 
 // The budget for workspace context from a model's context window: a tenth of it, between 1k and 24k

@@ -100,6 +100,14 @@ struct PayloadWriter {
     w.member("firstTurn", e.first_turn_id).member("lastTurn", e.last_turn_id).member("turns", e.turns);
     w.member("tokensBefore", e.tokens_before).member("tokensAfter", e.tokens_after).member("forced", e.forced);
   }
+  void operator()(const PlanEvent& e) const {
+    w.key("entries").begin_array();
+    for (const auto& item : e.entries) {
+      w.begin_object().member("content", item.content).member("status", support::enum_name(item.status));
+      w.member("priority", support::enum_name(item.priority)).end_object();
+    }
+    w.end_array();
+  }
 };
 
 std::string string_or_empty(const Json& j) { return j.is_string() ? j.as_string() : std::string(); }
@@ -112,8 +120,8 @@ std::string_view tool_call_status_name(ToolCallStatus status) noexcept { return 
 
 std::string_view event_kind(const EngineEvent& event) noexcept {
   static constexpr std::array<std::string_view, std::variant_size_v<EngineEvent>> kKinds = {
-      "user_message", "agent_text", "agent_thought", "tool_call", "tool_call_update",
-      "usage",        "commands",   "mode",          "model",     "compaction"};
+      "user_message", "agent_text", "agent_thought", "tool_call", "tool_call_update", "usage", "commands",
+      "mode",         "model",      "compaction",    "plan"};
   return kKinds[event.index()];
 }
 
@@ -194,6 +202,21 @@ support::Result<EngineEvent> event_from_log(std::string_view kind, const Json& p
     e.tokens_before = count("tokensBefore");
     e.tokens_after = count("tokensAfter");
     e.forced = p["forced"].is_bool() && p["forced"].as_bool();
+    return EngineEvent(std::move(e));
+  }
+  if (kind == "plan") {
+    PlanEvent e;
+    if (p["entries"].is_array()) {
+      for (const Json& entry : p["entries"].as_array()) {
+        tools::PlanItem item;
+        item.content = string_or_empty(entry["content"]);
+        item.status = support::enum_from_name<tools::PlanStatus>(string_or_empty(entry["status"]))
+                          .value_or(tools::PlanStatus::pending);
+        item.priority = support::enum_from_name<tools::PlanPriority>(string_or_empty(entry["priority"]))
+                            .value_or(tools::PlanPriority::medium);
+        e.entries.push_back(std::move(item));
+      }
+    }
     return EngineEvent(std::move(e));
   }
   return Error(Errc::parse_error, fmt::format("unknown event kind \"{}\" in the log", kind));

@@ -87,9 +87,14 @@ struct CompactionEvent {
   bool forced = false;  // /compact
 };
 
+// The model's plan as it is now (todo_write): the whole list, which replaces the one before.
+struct PlanEvent {
+  std::vector<tools::PlanItem> entries;
+};
+
 using EngineEvent =
     std::variant<UserMessageEvent, AgentTextEvent, AgentThoughtEvent, ToolCallStartedEvent, ToolCallUpdatedEvent,
-                 UsageEvent, CommandsEvent, ModeChangedEvent, ModelChangedEvent, CompactionEvent>;
+                 UsageEvent, CommandsEvent, ModeChangedEvent, ModelChangedEvent, CompactionEvent, PlanEvent>;
 
 // The log's `kind` column: "user_message", "agent_text", ...
 std::string_view event_kind(const EngineEvent& event) noexcept;

@@ -143,7 +143,16 @@ asio::awaitable<model::ToolResultBlock> ToolCallExecutor::execute(const model::T
                               decision.verdict.reason)));
   }
 
+  support::SpanBuffer steps;  // the tool's own steps (fs.atomic_write), adopted under the call's span
+  context.spans = &steps;
+  if (tool->spec().kind == tools::ToolKind::execute) {
+    if (const Json* command = input.find("command"); command != nullptr && command->is_string()) {
+      run.span.set_attribute("command", *command);
+    }
+  }
   auto ran = co_await this->run(call, *tool, input, context);
+  context.spans = nullptr;
+  run.span.adopt(steps.records());
   if (!ran) {
     const ToolFailure failed = tool_failure(ran.error(), cancel, s_.session_id, call.name, "while running");
     co_return finish(run, failed.result, failed.cancelled);
@@ -293,8 +302,12 @@ asio::awaitable<ToolCallExecutor::Decision> ToolCallExecutor::decide(const model
   prompt.kind = tool.spec().kind;
   prompt.raw_input = input;
   prompt.locations = tool.locations(input, context);
-  prompt.diffs = co_await tool.preview(input, context);
-  co_await asio::dispatch(strand_, asio::use_awaitable);
+  {
+    support::Span preview = permission.child("permission.diff_preview");
+    prompt.diffs = co_await tool.preview(input, context);
+    co_await asio::dispatch(strand_, asio::use_awaitable);
+    preview.set_attribute("files", static_cast<std::uint64_t>(prompt.diffs.size()));
+  }
   prompt.text = tool.describe(input, context);
   prompt.input_digest = d.digest;
   prompt.reason = d.verdict.reason;
@@ -374,6 +387,7 @@ model::ToolResultBlock ToolCallExecutor::finish(CallRun& run, const tools::ToolR
   update.locations = r.locations;
   if (r.metadata.is_object() && r.metadata.size() > 0) update.meta = r.metadata;
   s_.events->emit(std::move(update));
+  if (r.ok && r.plan) s_.events->emit(PlanEvent{*r.plan});
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(support::SteadyClock::now() - run.started);
   run.span.set_attribute("ok", r.ok);
   run.span.set_attribute("duration_ms", static_cast<std::int64_t>(ms.count()));

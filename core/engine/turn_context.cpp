@@ -35,8 +35,10 @@ TurnContext gather_turn_context(const TurnContextRequest& request, context::Work
   TurnContext out;
   out.workspace_root = workspace_root_of(request.cwd);
   out.input = request.input;
+  support::SpanBuffer spans;
 
   auto start = Clock::now();
+  support::Span step = spans.start("instructions.load");
   memory::InstructionOptions instruction_options;
   instruction_options.cwd = request.cwd;
   instruction_options.root = out.workspace_root;
@@ -62,8 +64,11 @@ TurnContext gather_turn_context(const TurnContextRequest& request, context::Work
   out.instructions = memory::load_instructions(instruction_options);
   out.instructions_text = memory::render_instructions(out.instructions);
   out.instructions_ms = ms_since(start);
+  step.set_attribute("files", static_cast<std::uint64_t>(out.instructions.files.size()));
+  step.end();
 
   start = Clock::now();
+  step = spans.start("skill.select");
   skills::SkillLocations locations = skills::default_locations(out.workspace_root);
   locations.reserved_names = request.reserved_names;
   out.skills = skills::load_skills(locations);
@@ -74,22 +79,38 @@ TurnContext gather_turn_context(const TurnContextRequest& request, context::Work
   out.skill_selection = skills::select_skills(out.skills, match_text, skill_options);
   out.skills_text = skills::render_selection(out.skills, out.skill_selection);
   out.skills_ms = ms_since(start);
+  step.set_attribute("skills", static_cast<std::uint64_t>(out.skills.skills.size()));
+  {
+    support::Json selected = support::Json::array();
+    for (auto& name : out.skill_selection.selected_names()) selected.push_back(std::move(name));
+    step.set_attribute("selected", std::move(selected));
+  }
+  step.end();
 
   start = Clock::now();
+  step = spans.start("memory.select");
   memory::FactSelectionOptions fact_options;
   fact_options.token_budget = facts_budget(request.context_window);
   out.facts = request.facts;
   out.fact_selection = memory::select_facts(out.facts, out.input, fact_options);
   out.facts_text = memory::render_facts(out.facts, out.fact_selection);
   out.facts_ms = ms_since(start);
+  step.set_attribute("facts", static_cast<std::uint64_t>(out.facts.size()));
+  step.end();
 
   start = Clock::now();
+  step = spans.start("verify.discover");
   out.verification = plan_verification(request.cwd, {});
   out.verification_text = render_verification_context(out.verification);
   out.verification_ms = ms_since(start);
+  step.end();
 
-  if (!request.retrieve) return out;
+  if (!request.retrieve) {
+    out.spans = spans.records();
+    return out;
+  }
   start = Clock::now();
+  step = spans.start("context.workspace");
   context::ContextRequest retrieval;
   retrieval.cwd = request.cwd;
   retrieval.additional_dirs = request.additional_dirs;
@@ -109,13 +130,20 @@ TurnContext gather_turn_context(const TurnContextRequest& request, context::Work
                          [&](const std::string& pattern) { return tools::wildmatch(pattern, shown, true); });
     };
   }
+  retrieval.trace = &step;
   auto package = context::retrieve_context(retrieval, index, cancel);
   if (package) {
     out.package = std::move(*package);
+    step.set_attribute("files", static_cast<std::uint64_t>(out.package->evidence.size()));
   } else {
     out.retrieval_note = package.error().message();
+    step.set_status(package.error().code() == support::Errc::cancelled ? support::SpanStatus::cancelled
+                                                                       : support::SpanStatus::error,
+                    package.error().message());
   }
   out.retrieve_ms = ms_since(start);
+  step.end();
+  out.spans = spans.records();
   return out;
 }
 

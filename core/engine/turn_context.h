@@ -18,6 +18,7 @@
 #include "core/skills/skills.h"
 #include "core/support/cancel.h"
 #include "core/support/json.h"
+#include "core/support/trace.h"
 
 namespace agentd::core {
 
@@ -50,6 +51,10 @@ struct TurnContext {
   VerificationPlan verification;
   std::string verification_text;
   std::string input;  // the user's text with a forcing `/<skill>` taken off
+  // The steps above as spans (instructions.load, skill.select, memory.select, verify.discover,
+  // context.workspace with the retrieval's own steps), recorded off the loop; the turn's
+  // context.retrieve span adopts them.
+  std::vector<support::SpanRecord> spans;
   double instructions_ms = 0;
   double skills_ms = 0;
   double facts_ms = 0;

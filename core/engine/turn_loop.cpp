@@ -360,6 +360,14 @@ asio::awaitable<Result<std::shared_ptr<const TurnContext>>> Session::retrieve_co
     co_return gathered;
   }
   set_retrieval_attributes(retrieve, **gathered);
+  // The seed's tree: skill.select beside context.retrieve under turn.run, the other steps under it.
+  std::vector<support::SpanRecord> skills;
+  std::vector<support::SpanRecord> steps;
+  for (const auto& record : (*gathered)->spans) {
+    (record.name == "skill.select" && record.parent_id == 0 ? skills : steps).push_back(record);
+  }
+  span.adopt(std::move(skills));
+  retrieve.adopt(std::move(steps));
   co_return gathered;
 }
 

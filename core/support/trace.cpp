@@ -1,5 +1,8 @@
 #include "core/support/trace.h"
 
+#include <utility>
+#include <vector>
+
 #include "core/support/clock.h"
 
 namespace agentd::support {
@@ -48,6 +51,25 @@ Span& Span::operator=(Span&& other) noexcept {
 Span Span::child(std::string name) const {
   if (tracer_ == nullptr) return Span();
   return tracer_->start(std::move(name), record_.id);
+}
+
+void Span::adopt(std::vector<SpanRecord> records) const {
+  if (tracer_ == nullptr || tracer_->sink_ == nullptr) return;
+  // Ids of the buffer's tracer -> ids of ours; a parent may end after its children, so map every id first.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> ids;
+  ids.reserve(records.size());
+  for (const auto& r : records) ids.emplace_back(r.id, tracer_->next_id_.fetch_add(1, std::memory_order_relaxed));
+  const auto ours = [&](std::uint64_t theirs) -> std::uint64_t {
+    for (const auto& [from, to] : ids) {
+      if (from == theirs) return to;
+    }
+    return record_.id;  // no parent in the buffer: a child of this span
+  };
+  for (auto& r : records) {
+    r.parent_id = r.parent_id == 0 ? record_.id : ours(r.parent_id);
+    r.id = ours(r.id);
+    tracer_->sink_->record(std::move(r));
+  }
 }
 
 void Span::set_attribute(std::string_view key, Json value) {

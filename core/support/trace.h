@@ -78,6 +78,9 @@ class [[nodiscard]] Span {
 
   void set_attribute(std::string_view key, Json value);
   void set_status(SpanStatus status, std::string message = {});
+  // Takes spans that work on another thread recorded in a SpanBuffer: each gets an id of this span's
+  // tracer, and those without a parent there become this span's children. Nothing on an inert span.
+  void adopt(std::vector<SpanRecord> records) const;
   // Idempotent; stamps the end time and hands the record to the sink.
   void end();
 
@@ -86,6 +89,24 @@ class [[nodiscard]] Span {
   Span(Tracer* tracer, SpanRecord record) : tracer_(tracer), record_(std::move(record)) {}
   Tracer* tracer_ = nullptr;
   SpanRecord record_;
+};
+
+// Spans of work on another thread (off the event loop, where a turn's sink must not be called): the work
+// starts its spans here (a buffer is thread-safe), and the turn's span adopts them once the work is back,
+// so the tree shows where a step's time went without the step touching the turn's sink.
+class SpanBuffer {
+ public:
+  SpanBuffer() = default;
+  SpanBuffer(const SpanBuffer&) = delete;
+  SpanBuffer& operator=(const SpanBuffer&) = delete;
+
+  Span start(std::string name) { return tracer_.start(std::move(name)); }
+  // The ended spans so far, in the order they ended.
+  std::vector<SpanRecord> records() const { return sink_.spans(); }
+
+ private:
+  MemorySpanSink sink_;
+  Tracer tracer_{&sink_};
 };
 
 }  // namespace agentd::support

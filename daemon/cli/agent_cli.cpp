@@ -25,6 +25,7 @@
 
 #include "core/support/json.h"
 #include "core/support/json_reader.h"
+#include "core/support/json_writer.h"
 #include "core/support/version.h"
 #include "daemon/cli/agent_process.h"
 #include "daemon/cli/cli_options.h"
@@ -371,7 +372,10 @@ class Cli {
     } else if (const auto* plan = std::get_if<acp::Plan>(&update); plan != nullptr && human_) {
       std::string lines = "plan:";
       for (const auto& e : plan->entries) {
-        lines += fmt::format("\n  [{}] {}", e.status == acp::PlanEntryStatus::completed ? "x" : " ", e.content);
+        const char* mark = e.status == acp::PlanEntryStatus::completed     ? "x"
+                           : e.status == acp::PlanEntryStatus::in_progress ? ">"
+                                                                           : " ";
+        lines += fmt::format("\n  [{}] {}", mark, e.content);
       }
       note(lines);
     }
@@ -729,11 +733,20 @@ class Cli {
 
   int show_trace() {
     std::string error;
-    auto trace =
-        result_of<ext::TraceGetResult>(call(ext_method::kTraceGet, ext::TraceGetRequest{session_, o_.turn}), error);
+    const auto format = o_.trace_chrome ? ext::TraceFormat::chrome : ext::TraceFormat::tree;
+    auto trace = result_of<ext::TraceGetResult>(
+        call(ext_method::kTraceGet, ext::TraceGetRequest{session_, o_.turn, format}), error);
     if (!trace) {
       fail(error);
       return kExitError;
+    }
+    if (o_.trace_chrome) {
+      // The result as agentd sent it is the trace file: {turnId, traceEvents, displayTimeUnit}.
+      std::string file;
+      support::JsonWriter writer(file);
+      to_json(writer, *trace);
+      std::fprintf(stdout, "%s\n", file.c_str());
+      return kExitOk;
     }
     std::fprintf(stdout, "turn %s\n", trace->turn_id.c_str());
     for (const auto& span : trace->spans) print_span(span, 1);

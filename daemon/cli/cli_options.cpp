@@ -16,7 +16,7 @@ namespace {
 constexpr std::string_view kUsage = R"(usage: agent [options] ["prompt"]
        agent -p "prompt" [--output-format text|json|jsonl] [options]
        agent sessions [--all]
-       agent trace [TURN]
+       agent trace [TURN] [--format tree|chrome]
        agent cost
        agent trust [DIR] | agent untrust [DIR])";
 
@@ -52,9 +52,11 @@ struct Parsed {
   CliOptions options;
   std::vector<std::string> words;  // the prompt, or a listing command and its argument
   std::string format;              // --output-format
+  std::string trace_format;        // agent trace --format
   std::string resume;              // --resume's value, "" for the latest session here
   CLI::Option* resume_option = nullptr;
   CLI::Option* format_option = nullptr;
+  CLI::Option* trace_format_option = nullptr;
 };
 
 // The one definition of agent's options: parsing and --help both come from it.
@@ -78,6 +80,12 @@ void define_options(CLI::App& app, Parsed& p) {
                                    "with -p: text (default), json (one object at the end), jsonl (one event per line)")
                         ->check(CLI::IsMember({"text", "json", "jsonl"}).description(""))
                         ->type_name("FORMAT");
+  p.trace_format_option =
+      app.add_option("--format", p.trace_format,
+                     "with agent trace: tree (default) or chrome (the Trace Event format: open the\n"
+                     "file in https://ui.perfetto.dev or chrome://tracing)")
+          ->check(CLI::IsMember({"tree", "chrome"}).description(""))
+          ->type_name("FORMAT");
   app.add_option("--model", o.model, "the model of new sessions")->type_name("PROVIDER:MODEL");
   app.add_option("--mode", o.mode, "default, acceptEdits, plan or bypass")
       ->check(CLI::IsMember({"default", "acceptEdits", "plan", "bypass"}).description(""))
@@ -197,6 +205,10 @@ support::Result<CliOptions> parse_cli(const std::vector<std::string>& args) {
   if (o.print && o.command != Command::prompt)
     return Error(Errc::invalid_argument, "-p needs a prompt: agent -p \"what to do\"");
   if (p.format_option->count() > 0 && !o.print) return Error(Errc::invalid_argument, "--output-format goes with -p");
+  if (p.trace_format_option->count() > 0 && o.command != Command::trace) {
+    return Error(Errc::invalid_argument, "--format goes with agent trace (--output-format with -p)");
+  }
+  o.trace_chrome = p.trace_format == "chrome";
   if (o.continue_latest && o.resume) return Error(Errc::invalid_argument, "give --continue or --resume, not both");
   return o;
 }

@@ -36,6 +36,7 @@ struct CliOptions {
   std::optional<std::string> agentd;     // --agentd PATH (else $AGENTD_BIN, next to agent, PATH)
   std::optional<std::string> log;        // --log FILE (agentd's stderr)
   std::optional<std::string> turn;       // agent trace TURN
+  bool trace_chrome = false;             // agent trace --format chrome: the Trace Event format
   std::string directory;                 // agent trust/untrust DIR (default: the current directory)
   bool all = false;                      // agent sessions --all
   bool demo = false;                     // --demo: agentd's scripted offline model

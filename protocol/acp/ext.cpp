@@ -1,6 +1,9 @@
 #include "protocol/acp/ext.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -17,11 +20,29 @@ void to_json(JsonWriter& w, const SessionRequest& v) {
   w.begin_object().member("sessionId", v.session_id).end_object();
 }
 
+namespace {
+constexpr std::string_view trace_format_name(TraceFormat format) {
+  return format == TraceFormat::chrome ? "chrome" : "tree";
+}
+}  // namespace
+
 bool from_json(const JsonIn& in, TraceGetRequest& out) {
-  return in.required("sessionId", out.session_id) && in.optional("turnId", out.turn_id);
+  std::optional<std::string> format;
+  if (!in.required("sessionId", out.session_id) || !in.optional("turnId", out.turn_id) ||
+      !in.optional("format", format)) {
+    return false;
+  }
+  if (!format || *format == "tree") return true;
+  if (*format == "chrome") {
+    out.format = TraceFormat::chrome;
+    return true;
+  }
+  return in["format"].fail(R"(must be "tree" (the span tree, the default) or "chrome" (the Trace Event format))");
 }
 void to_json(JsonWriter& w, const TraceGetRequest& v) {
-  w.begin_object().member("sessionId", v.session_id).optional_member("turnId", v.turn_id).end_object();
+  w.begin_object().member("sessionId", v.session_id).optional_member("turnId", v.turn_id);
+  if (v.format != TraceFormat::tree) w.member("format", trace_format_name(v.format));
+  w.end_object();
 }
 
 bool from_json(const JsonIn& in, PermissionsRevokeRequest& out) {
@@ -156,10 +177,118 @@ void to_json(JsonWriter& w, const TraceSpan& v) {
 }
 
 bool from_json(const JsonIn& in, TraceGetResult& out) {
-  return in.required("turnId", out.turn_id) && in.required("spans", out.spans);
+  if (!in.required("turnId", out.turn_id)) return false;
+  if (in.json().contains("traceEvents")) return in.optional("traceEvents", out.trace_events);
+  return in.required("spans", out.spans);
 }
 void to_json(JsonWriter& w, const TraceGetResult& v) {
-  w.begin_object().member("turnId", v.turn_id).member("spans", v.spans).end_object();
+  w.begin_object().member("turnId", v.turn_id);
+  if (v.trace_events) {
+    w.member("traceEvents", *v.trace_events).member("displayTimeUnit", "ms");
+  } else {
+    w.member("spans", v.spans);
+  }
+  w.end_object();
+}
+
+namespace {
+
+struct FlatSpan {
+  const TraceSpan* span = nullptr;
+  std::size_t parent = 0;  // index in the flat list; kNoParent for a root
+};
+constexpr std::size_t kNoParent = static_cast<std::size_t>(-1);
+
+void flatten(const TraceSpan& span, std::size_t parent, std::vector<FlatSpan>& out) {
+  out.push_back(FlatSpan{&span, parent});
+  const std::size_t self = out.size() - 1;
+  for (const auto& child : span.children) flatten(child, self, out);
+}
+
+}  // namespace
+
+Json chrome_trace_events(std::string_view turn_id, const std::vector<TraceSpan>& roots) {
+  std::vector<FlatSpan> flat;
+  for (const auto& root : roots) flatten(root, kNoParent, flat);
+  std::int64_t origin = 0;
+  for (std::size_t i = 0; i < flat.size(); ++i) {
+    if (i == 0 || flat[i].span->start_us < origin) origin = flat[i].span->start_us;
+  }
+  auto end_of = [](const TraceSpan& s) { return s.start_us + std::max<std::int64_t>(s.duration_us, 0); };
+
+  // Earliest first and, of spans that start together, the longest first: a parent comes before the
+  // children it contains. Each track keeps the ends of the spans open on it, innermost last; a span fits
+  // on a track where everything open (after those that ended before it starts) contains it.
+  std::vector<std::size_t> order(flat.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const TraceSpan& x = *flat[a].span;
+    const TraceSpan& y = *flat[b].span;
+    if (x.start_us != y.start_us) return x.start_us < y.start_us;
+    return x.duration_us > y.duration_us;
+  });
+  std::vector<std::vector<std::int64_t>> tracks;
+  std::vector<std::size_t> track_of(flat.size(), 0);
+  auto fits = [&](std::size_t track, std::int64_t start, std::int64_t end) {
+    auto& open = tracks[track];
+    while (!open.empty() && open.back() <= start) open.pop_back();
+    return open.empty() || open.back() >= end;
+  };
+  for (const std::size_t i : order) {
+    const TraceSpan& s = *flat[i].span;
+    const std::int64_t start = s.start_us;
+    const std::int64_t end = end_of(s);
+    std::size_t chosen = tracks.size();
+    if (flat[i].parent != kNoParent && fits(track_of[flat[i].parent], start, end)) {
+      chosen = track_of[flat[i].parent];
+    } else {
+      for (std::size_t t = 0; t < tracks.size(); ++t) {
+        if (fits(t, start, end)) {
+          chosen = t;
+          break;
+        }
+      }
+    }
+    if (chosen == tracks.size()) tracks.emplace_back();
+    tracks[chosen].push_back(end);
+    track_of[i] = chosen;
+  }
+
+  Json events = Json::array();
+  Json process = Json::object();
+  process.set("name", "process_name");
+  process.set("ph", "M");
+  process.set("pid", 1);
+  process.set("tid", 1);
+  process["args"].set("name", fmt::format("agentd turn {}", turn_id));
+  events.push_back(std::move(process));
+  for (std::size_t t = 0; t < tracks.size(); ++t) {
+    Json thread = Json::object();
+    thread.set("name", "thread_name");
+    thread.set("ph", "M");
+    thread.set("pid", 1);
+    thread.set("tid", static_cast<std::int64_t>(t + 1));
+    thread["args"].set("name", t == 0 ? std::string("turn") : fmt::format("concurrent {}", t));
+    events.push_back(std::move(thread));
+  }
+  for (std::size_t i = 0; i < flat.size(); ++i) {
+    const TraceSpan& s = *flat[i].span;
+    Json event = Json::object();
+    event.set("name", s.name);
+    event.set("cat", "agentd");
+    event.set("ph", "X");
+    event.set("ts", s.start_us - origin);
+    event.set("dur", std::max<std::int64_t>(s.duration_us, 0));
+    event.set("pid", 1);
+    event.set("tid", static_cast<std::int64_t>(track_of[i] + 1));
+    Json args = s.attributes.is_object() ? s.attributes : Json::object();
+    args.set("spanId", s.id);
+    args.set("status", s.status);
+    if (s.status_message && !s.status_message->empty()) args.set("statusMessage", *s.status_message);
+    event.set("args", std::move(args));
+    events.push_back(std::move(event));
+  }
+  return events;
 }
 
 bool from_json(const JsonIn& in, CostLedger& out) {

@@ -26,9 +26,14 @@ struct SessionRequest {
   std::string session_id{};
 };
 
+// How _agentd/trace/get answers: the span tree, or the Trace Event format that Perfetto and
+// chrome://tracing open.
+enum class TraceFormat { tree, chrome };
+
 struct TraceGetRequest {
   std::string session_id{};
   std::optional<std::string> turn_id{};  // absent or empty: the session's last turn
+  TraceFormat format = TraceFormat::tree;
 };
 
 struct PermissionsRevokeRequest {
@@ -113,8 +118,17 @@ struct TraceSpan {
 
 struct TraceGetResult {
   std::string turn_id{};
-  std::vector<TraceSpan> spans{};  // the roots
+  std::vector<TraceSpan> spans{};  // the roots (format tree)
+  // Format chrome: the events, written as `traceEvents` (with `displayTimeUnit`) in place of `spans`, so
+  // the result as it is opens in Perfetto or chrome://tracing.
+  std::optional<support::Json> trace_events{};
 };
+
+// The Trace Event format's events for a span tree: one complete ("X") event per span, its attributes
+// and status as args, times in microseconds from the first span's start. A track (tid) holds only
+// spans that nest, as the format requires, so spans that overlap without nesting (parallel tool calls)
+// get a track of their own; a span stays on its parent's track when it fits there.
+support::Json chrome_trace_events(std::string_view turn_id, const std::vector<TraceSpan>& roots);
 
 struct CostLedger {
   std::uint64_t input_tokens = 0;

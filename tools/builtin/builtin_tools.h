@@ -36,12 +36,13 @@ std::shared_ptr<Tool> make_list_dir_tool();
 std::shared_ptr<Tool> make_glob_tool();
 std::shared_ptr<Tool> make_write_file_tool();
 std::shared_ptr<Tool> make_edit_file_tool();
+std::shared_ptr<Tool> make_todo_write_tool();
 std::shared_ptr<Tool> make_grep_tool();
 std::shared_ptr<Tool> make_shell_tool();  // with ShellConfig's defaults; tools/builtin/shell.h takes a config
 
 struct ShellConfig;  // tools/builtin/shell.h
 
-// Adds read_file, list_dir, glob, grep, write_file, edit_file and shell, in that order; shell with `shell`
+// Adds read_file, list_dir, glob, grep, write_file, edit_file, todo_write and shell, in that order; shell with `shell`
 // (timeouts, sandbox policy, environment), or with ShellConfig's defaults. Fails only if a name is taken.
 support::Result<void> register_builtin_tools(ToolRegistry& registry);
 support::Result<void> register_builtin_tools(ToolRegistry& registry, const ShellConfig& shell);

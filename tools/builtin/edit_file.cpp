@@ -180,6 +180,7 @@ class EditFileTool final : public SingleFileTool {
     commit.before_mode = current.mode;
     commit.expected_text = edit.replacement;
     if (current.from_buffer) commit.editor = context.files;
+    commit.spans = context.spans;
     auto committed = co_await commit_file(std::move(commit), context.journal, context.cancel);
     if (!committed) co_return std::move(committed).error();
     if (committed->status == CommitStatus::conflict) {

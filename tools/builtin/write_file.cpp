@@ -181,6 +181,7 @@ class WriteFileTool final : public SingleFileTool {
     const std::size_t bytes = content.size();
     commit.after = std::move(content);
     commit.before_mode = before.mode;
+    commit.spans = context.spans;
     auto committed = co_await commit_file(std::move(commit), context.journal, context.cancel);
     if (!committed) co_return std::move(committed).error();
     if (committed->status == CommitStatus::conflict) {

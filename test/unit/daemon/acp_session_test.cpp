@@ -3,6 +3,7 @@
 // the disk), and the extension methods _agentd/trace/get, _agentd/cost/get and _agentd/events/replay.
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <set>
 #include <string>
@@ -314,6 +315,50 @@ TEST(AcpSession, ExtensionMethodsReportTheTurn) {
   EXPECT_EQ(children.count("model.call"), 2U);
   EXPECT_EQ(children.count("tool.read_file"), 1U);
   EXPECT_EQ(children.count("response.render"), 1U);
+  // context.retrieve holds the steps of gathering the turn's context, recorded off the event loop.
+  std::multiset<std::string> steps;
+  std::function<void(const Json&)> collect = [&](const Json& span) {
+    for (const Json& c : span["children"].as_array()) {
+      steps.insert(c["name"].as_string());
+      collect(c);
+    }
+  };
+  for (const Json& c : root["children"].as_array()) {
+    if (c["name"] == Json("context.retrieve")) collect(c);
+  }
+  for (const char* step : {"instructions.load", "memory.select", "verify.discover", "context.workspace",
+                           "context.index", "context.git", "context.search", "context.references"}) {
+    EXPECT_EQ(steps.count(step), 1U) << step;
+  }
+  EXPECT_EQ(children.count("skill.select"), 1U) << "beside context.retrieve, as the seed draws the tree";
+
+  // The same turn in the Trace Event format: one complete event per span, on one track (nothing here
+  // ran in parallel), times from the turn's start, the turn's id in the process name.
+  Json chrome = request(*f.agentd, 7, "_agentd/trace/get", R"({"sessionId":")" + f.session + R"(","format":"chrome"})");
+  ASSERT_TRUE(chrome.contains("result")) << chrome.dump();
+  EXPECT_FALSE(chrome["result"].contains("spans"));
+  EXPECT_EQ(chrome["result"]["displayTimeUnit"].as_string(), "ms");
+  std::size_t complete = 0;
+  for (const Json& e : chrome["result"]["traceEvents"].as_array()) {
+    if (e["ph"].as_string() == "M" && e["name"].as_string() == "process_name") {
+      EXPECT_EQ(e["args"]["name"].as_string(), "agentd turn " + turn);
+    }
+    if (e["ph"].as_string() != "X") continue;
+    ++complete;
+    if (e["name"].as_string() == "turn.run") {
+      EXPECT_EQ(e["ts"].as_int64(), 0);
+    }
+    EXPECT_GE(e["ts"].as_int64(), 0);
+    EXPECT_EQ(e["tid"].as_int64(), 1) << e.dump();
+  }
+  std::function<std::size_t(const Json&)> count = [&](const Json& span) {
+    std::size_t n = 1;
+    for (const Json& c : span["children"].as_array()) n += count(c);
+    return n;
+  };
+  EXPECT_EQ(complete, count(root)) << "one event per span of the tree";
+  Json wrong = request(*f.agentd, 8, "_agentd/trace/get", R"({"sessionId":")" + f.session + R"(","format":"otlp"})");
+  EXPECT_EQ(wrong["error"]["code"].as_int64(), -32602) << wrong.dump();
 
   Json cost = request(*f.agentd, 4, "_agentd/cost/get", R"({"sessionId":")" + f.session + R"("})");
   ASSERT_TRUE(cost.contains("result")) << cost.dump();
@@ -339,6 +384,72 @@ TEST(AcpSession, ExtensionMethodsReportTheTurn) {
 
   Json unknown = request(*f.agentd, 6, "_agentd/trace/get", R"({"sessionId":"s_nope"})");
   EXPECT_EQ(unknown["error"]["code"].as_int64(), -32002) << unknown.dump();
+}
+
+// todo_write: each call's whole list reaches the client as a `plan` update, without a permission question
+// (nothing changes on disk), and session/load shows the latest plan again, before its answer.
+TEST(AcpSession, TodoWriteStreamsThePlanAndLoadReplaysIt) {
+  constexpr std::string_view script = R"({"exchanges": [
+    {"name": "plan", "response": {"generate": {"provider": "anthropic", "text": "Planning.",
+       "tool_calls": [{"id": "toolu_p1", "name": "todo_write", "input": {"todos": [
+         {"content": "Reproduce the bug", "status": "in_progress", "priority": "high"},
+         {"content": "Fix the parser", "status": "pending"}]}}],
+       "usage": {"input_tokens": 100, "output_tokens": 20}}}},
+    {"name": "progress", "expect": {"body_contains": "[>] Reproduce the bug"},
+     "response": {"generate": {"provider": "anthropic", "text": "Reproduced.",
+       "tool_calls": [{"id": "toolu_p2", "name": "todo_write", "input": {"todos": [
+         {"content": "Reproduce the bug", "status": "completed", "priority": "high"},
+         {"content": "Fix the parser", "status": "in_progress"}]}}],
+       "usage": {"input_tokens": 120, "output_tokens": 20}}}},
+    {"name": "bad plan", "response": {"generate": {"provider": "anthropic", "text": "Oops.",
+       "tool_calls": [{"id": "toolu_p3", "name": "todo_write", "input": {"todos": [
+         {"content": "", "status": "done"}]}}],
+       "usage": {"input_tokens": 130, "output_tokens": 20}}}},
+    {"name": "answer", "expect": {"body_contains": "the input of todo_write does not match its schema"},
+     "response": {"generate": {"provider": "anthropic", "text": "Done.",
+       "usage": {"input_tokens": 150, "output_tokens": 10}}}}]})";
+  Fixture f(false, script);
+  std::vector<Json> plans;
+  bool asked = false;
+  auto watch = [&](const Json& m) {
+    if (m["method"] == Json("session/request_permission")) asked = true;
+    if (m["method"] == Json("session/update") && m["params"]["update"]["sessionUpdate"] == Json("plan")) {
+      plans.push_back(m["params"]["update"]);
+    }
+  };
+  Json answer = request(*f.agentd, 2, "session/prompt",
+                        R"({"sessionId":")" + f.session + R"(","prompt":[{"type":"text","text":"fix it"}]})", watch);
+  EXPECT_EQ(answer["result"]["stopReason"], Json("end_turn")) << answer.dump();
+  EXPECT_FALSE(asked) << "a plan changes nothing on disk: no permission question, even in default mode";
+  ASSERT_EQ(plans.size(), 2U) << "one per accepted call; the invalid third one sets nothing";
+  const Json first = support::parse_json(R"({"sessionUpdate":"plan","entries":[
+      {"content":"Reproduce the bug","priority":"high","status":"in_progress"},
+      {"content":"Fix the parser","priority":"medium","status":"pending"}]})")
+                         .value();
+  EXPECT_EQ(plans[0]["entries"], first["entries"]) << plans[0].dump();
+  EXPECT_EQ(plans[1]["entries"].as_array()[0]["status"], Json("completed"));
+  EXPECT_EQ(plans[1]["entries"].as_array()[1]["status"], Json("in_progress"));
+  auto requests = f.mock->requests();
+  ASSERT_EQ(requests.size(), 4U);
+  for (std::size_t i = 1; i < requests.size(); ++i) {
+    EXPECT_TRUE(requests[i]["expectation_failures"].size() == 0) << requests[i]["expectation_failures"].dump();
+  }
+
+  // A new agentd on the same database: the latest plan comes back with the history, before the answer.
+  f.agentd.reset();
+  f.agentd = testing::start_in_process_with_mock(f.dir, f.mock->url());
+  request(*f.agentd, 0, "initialize", R"({"protocolVersion":1,"clientCapabilities":{}})");
+  std::vector<Json> replayed;
+  Json loaded = request(*f.agentd, 1, "session/load",
+                        R"({"sessionId":")" + f.session + R"(","cwd":")" + f.dir.file("work") + R"(","mcpServers":[]})",
+                        [&](const Json& m) {
+                          if (m["params"]["update"]["sessionUpdate"] == Json("plan")) {
+                            replayed.push_back(m["params"]["update"]);
+                          }
+                        });
+  ASSERT_TRUE(loaded.contains("result")) << loaded.dump();
+  ASSERT_EQ(replayed.size(), 2U);
+  EXPECT_EQ(replayed.back(), plans.back());
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -133,6 +134,28 @@ TEST(PermissionAudit, DecisionsAreReadNewestFirstAndOutliveTheirSession) {
                         "policy", "write_file(*.txt)", std::filesystem::canonical(f.dir.file("strict")).string()};
   const Expected allowed{open,   open_turn, "allow",
                          "user", "allowed", std::filesystem::canonical(f.dir.file("open")).string()};
+
+  // The asked-and-allowed write's trace: the permission question with its diff preview under it, and the
+  // write itself, under the tool's span.
+  Json trace = f.call("_agentd/trace/get", R"({"sessionId":")" + open + R"("})");
+  const Json* tool = nullptr;
+  for (const Json& c : trace["result"]["spans"].as_array()[0]["children"].as_array()) {
+    if (c["name"] == Json("tool.write_file")) tool = &c;
+  }
+  ASSERT_NE(tool, nullptr) << trace.dump();
+  std::map<std::string, const Json*> steps;
+  for (const Json& c : (*tool)["children"].as_array()) steps[c["name"].as_string()] = &c;
+  ASSERT_TRUE(steps.contains("permission.request") && steps.contains("fs.atomic_write")) << tool->dump();
+  const Json& preview = (*steps["permission.request"])["children"];
+  ASSERT_EQ(preview.size(), 1U) << tool->dump();
+  EXPECT_EQ(preview.as_array()[0]["name"], Json("permission.diff_preview"));
+  EXPECT_EQ(preview.as_array()[0]["attributes"]["files"], Json(1));
+  const Json& write = *steps["fs.atomic_write"];
+  EXPECT_EQ(write["attributes"]["path"], Json(std::filesystem::canonical(f.dir.file("open/out.txt")).string()));
+  EXPECT_EQ(write["attributes"]["bytes"], Json(1));
+  EXPECT_EQ(write["attributes"]["through"], Json("disk"));
+  EXPECT_EQ(write["attributes"]["readBack"], Json(true));
+  EXPECT_EQ(write["status"], Json("ok"));
 
   // No sessionId: every session's decisions, newest first.
   Json all = f.audit("{}");

@@ -102,6 +102,15 @@ TEST(Verification, TheModelVerifiesItsChangeWithTheVerifyTool) {
   EXPECT_THAT(f.body(3), HasSubstr("FAILED: npm test -- test/calc.test.js"));
   // The model verified, so suggest mode adds no note.
   EXPECT_THAT(agent_text(updates), Not(HasSubstr("Suggested verification")));
+  // The call's span names the command it ran (verify resolved it before it was judged).
+  Json trace = f.call("_agentd/trace/get", Json::object());
+  bool found = false;
+  for (const Json& c : trace["result"]["spans"].as_array()[0]["children"].as_array()) {
+    if (c["name"] != Json("tool.verify")) continue;
+    found = true;
+    EXPECT_EQ(c["attributes"]["command"], Json("npm test -- test/calc.test.js")) << c.dump();
+  }
+  EXPECT_TRUE(found) << trace.dump();
 }
 
 TEST(Verification, SuggestModeNamesTheCommandWithoutRunningIt) {

@@ -1,6 +1,8 @@
 // agentd's `_agentd/*` params and results and its `_meta.agentd` payloads (protocol/acp/ext.h). The
 // wire order of members is part of what clients have seen, so results are compared as exact text as
 // well as whole objects.
+#include <map>
+
 #include <gtest/gtest.h>
 
 #include "protocol/acp/ext.h"
@@ -75,6 +77,61 @@ TEST(AcpExt, TraceSpansNest) {
             R"("attributes":{},"children":[{"id":2,"name":"model.call","startUs":5,"durationUs":3,"status":"error",)"
             R"("statusMessage":"boom","attributes":{"k":1},"children":[]}]}]})");
   EXPECT_EQ(round_trip<TraceGetResult>(written(trace), "result"), written(trace));
+}
+
+TEST(AcpExt, TraceFormatIsTreeOrChrome) {
+  auto chrome = read<TraceGetRequest>(R"({"sessionId":"s_1","format":"chrome"})");
+  ASSERT_TRUE(chrome) << chrome.error().message();
+  EXPECT_EQ(chrome->format, TraceFormat::chrome);
+  EXPECT_EQ(text(*chrome), R"({"sessionId":"s_1","format":"chrome"})");
+  auto tree = read<TraceGetRequest>(R"({"sessionId":"s_1","format":"tree"})");
+  ASSERT_TRUE(tree);
+  EXPECT_EQ(tree->format, TraceFormat::tree);
+  EXPECT_EQ(read_error<TraceGetRequest>(R"({"sessionId":"s","format":"perfetto"})"),
+            R"(params.format: must be "tree" (the span tree, the default) or "chrome" (the Trace Event format))");
+}
+
+// turn.run [100, 200) holds tool.a [110, 150) (with permission.request [112, 115)) and tool.b [120, 160),
+// which overlap without nesting, then model.call [160, 190).
+TEST(AcpExt, ChromeTraceKeepsEachTrackNested) {
+  TraceSpan permission{4, "permission.request", 112, 3, "ok", std::nullopt, Json::object(), {}};
+  TraceSpan a{2, "tool.a", 110, 40, "ok", std::nullopt, json(R"({"tool":"a"})"), {permission}};
+  TraceSpan b{3, "tool.b", 120, 40, "error", "refused", Json::object(), {}};
+  TraceSpan model{5, "model.call", 160, 30, "ok", std::nullopt, Json::object(), {}};
+  TraceSpan root{1, "turn.run", 100, 100, "ok", std::nullopt, Json::object(), {a, b, model}};
+  const Json events = chrome_trace_events("t_9", {root});
+  std::map<std::string, Json> by_name;
+  std::map<std::int64_t, std::string> tracks;
+  for (const Json& e : events.as_array()) {
+    if (e["ph"].as_string() == "X") by_name[e["name"].as_string()] = e;
+    if (e["ph"].as_string() == "M" && e["name"].as_string() == "thread_name") {
+      tracks[e["tid"].as_int64()] = e["args"]["name"].as_string();
+    }
+    if (e["ph"].as_string() == "M" && e["name"].as_string() == "process_name") {
+      EXPECT_EQ(e["args"]["name"].as_string(), "agentd turn t_9");
+    }
+  }
+  ASSERT_EQ(by_name.size(), 5U);
+  EXPECT_EQ(tracks, (std::map<std::int64_t, std::string>{{1, "turn"}, {2, "concurrent 1"}}));
+  EXPECT_EQ(by_name["turn.run"]["ts"].as_int64(), 0);
+  EXPECT_EQ(by_name["turn.run"]["dur"].as_int64(), 100);
+  EXPECT_EQ(by_name["tool.a"]["ts"].as_int64(), 10);
+  EXPECT_EQ(by_name["turn.run"]["tid"].as_int64(), 1);
+  EXPECT_EQ(by_name["tool.a"]["tid"].as_int64(), 1);
+  EXPECT_EQ(by_name["permission.request"]["tid"].as_int64(), 1) << "stays on its parent's track";
+  EXPECT_EQ(by_name["tool.b"]["tid"].as_int64(), 2) << "overlaps tool.a without nesting in it";
+  EXPECT_EQ(by_name["model.call"]["tid"].as_int64(), 1) << "tool.a has ended by then";
+  EXPECT_EQ(by_name["tool.a"]["args"]["tool"].as_string(), "a");
+  EXPECT_EQ(by_name["tool.b"]["args"]["status"].as_string(), "error");
+  EXPECT_EQ(by_name["tool.b"]["args"]["statusMessage"].as_string(), "refused");
+  EXPECT_EQ(by_name["tool.b"]["args"]["spanId"].as_int64(), 3);
+
+  TraceGetResult result{"t_9", {}, events};
+  const std::string written_text = text(result);
+  EXPECT_TRUE(written_text.starts_with(R"({"turnId":"t_9","traceEvents":[)")) << written_text;
+  EXPECT_TRUE(written_text.ends_with(R"(],"displayTimeUnit":"ms"})")) << written_text;
+  EXPECT_EQ(round_trip<TraceGetResult>(written(result), "result"), written(result));
+  EXPECT_TRUE(chrome_trace_events("t_0", {}).size() == 1U) << "only the process name";
 }
 
 TEST(AcpExt, MemoryResults) {

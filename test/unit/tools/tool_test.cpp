@@ -119,14 +119,14 @@ TEST(ToolRegistry, RefusesDuplicatesNullsAndBadNames) {
 TEST(BuiltinTools, RegisterInOrderWithTheirSpecs) {
   ToolRegistry registry;
   ASSERT_TRUE(register_builtin_tools(registry));
-  EXPECT_EQ(registry.names(),
-            (std::vector<std::string>{"read_file", "list_dir", "glob", "grep", "write_file", "edit_file", "shell"}));
+  EXPECT_EQ(registry.names(), (std::vector<std::string>{"read_file", "list_dir", "glob", "grep", "write_file",
+                                                        "edit_file", "todo_write", "shell"}));
   const auto specs = registry.specs();
-  ASSERT_EQ(specs.size(), 7U);
-  const std::pair<ToolKind, Risk> expected[] = {{ToolKind::read, Risk::read},      {ToolKind::read, Risk::read},
-                                                {ToolKind::search, Risk::read},    {ToolKind::search, Risk::read},
-                                                {ToolKind::edit, Risk::write},     {ToolKind::edit, Risk::write},
-                                                {ToolKind::execute, Risk::execute}};
+  ASSERT_EQ(specs.size(), 8U);
+  const std::pair<ToolKind, Risk> expected[] = {{ToolKind::read, Risk::read},   {ToolKind::read, Risk::read},
+                                                {ToolKind::search, Risk::read}, {ToolKind::search, Risk::read},
+                                                {ToolKind::edit, Risk::write},  {ToolKind::edit, Risk::write},
+                                                {ToolKind::think, Risk::none},  {ToolKind::execute, Risk::execute}};
   for (std::size_t i = 0; i < specs.size(); ++i) {
     EXPECT_EQ(specs[i]->kind, expected[i].first) << specs[i]->name;
     EXPECT_EQ(specs[i]->base_risk, expected[i].second) << specs[i]->name;
