@@ -1106,6 +1106,39 @@ class Retrieval {
   }
 
   // Every file when the tree is small; else the files most likely to matter.
+  // Files whose path words are the search terms' words, the rarest words weighing most, best first until
+  // `full()`. The word itself, or a longer path word it begins ("tokenize" in "tokenizer.rs"), which counts
+  // half.
+  template <class Take, class Full>
+  void take_by_path_words(Take& take, Full full) {
+    std::map<std::pair<std::size_t, std::uint32_t>, double> by_words;
+    std::set<std::string> words;
+    for (const auto& term : search_) {
+      for (auto& w : identifier_words(term.text)) {
+        if (w.size() >= 3) words.insert(std::move(w));
+      }
+    }
+    for (std::size_t r = 0; r < roots_.size(); ++r) {
+      const double n = static_cast<double>(roots_[r].files->files().size());
+      for (const auto& w : words) {
+        for (const std::string_view pw : roots_[r].files->words_with_prefix(w, 16)) {
+          const auto& hits = roots_[r].files->with_word(pw);
+          if (hits.empty()) continue;
+          const double idf = std::log(1.0 + n / static_cast<double>(hits.size())) * (pw.size() == w.size() ? 1.0 : 0.5);
+          for (const std::uint32_t i : hits) by_words[{r, i}] += idf;
+        }
+      }
+    }
+    std::vector<std::pair<double, std::pair<std::size_t, std::uint32_t>>> ranked;
+    ranked.reserve(by_words.size());
+    for (const auto& [key, weight] : by_words) ranked.emplace_back(weight, key);
+    std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (const auto& [weight, key] : ranked) {
+      if (full()) break;
+      take(key.first, roots_[key.first].files->files()[key.second]);
+    }
+  }
+
   std::vector<tools::SearchTarget> search_targets() {
     std::vector<tools::SearchTarget> targets;
     std::size_t total = 0;
@@ -1131,40 +1164,11 @@ class Retrieval {
     for (const FileCandidate* c : order_) take(c->root, c->relative);
     const std::size_t word_share = limits_.focused_search_files * 2 / 3;
     // 2. With a content index: the files it ranks best for the terms and the report's words (BM25F over
-    // path words, defined names and every identifier, see storage/content_index.h).
-    if (from_content_index(take, kIndexPicks)) {
-      return targets;  // the index ranks siblings itself: no neighbours, whose bytes would double the grep
-    } else {
-      // 2'. Else files whose path words are the terms' words, rarest words weighing most.
-      std::map<std::pair<std::size_t, std::uint32_t>, double> by_words;
-      std::set<std::string> words;
-      for (const auto& term : search_) {
-        for (auto& w : identifier_words(term.text)) {
-          if (w.size() >= 3) words.insert(std::move(w));
-        }
-      }
-      for (std::size_t r = 0; r < roots_.size(); ++r) {
-        const double n = static_cast<double>(roots_[r].files->files().size());
-        for (const auto& w : words) {
-          // The word itself, or a longer path word it begins ("tokenize" in "tokenizer.rs"), which counts half.
-          for (const std::string_view pw : roots_[r].files->words_with_prefix(w, 16)) {
-            const auto& hits = roots_[r].files->with_word(pw);
-            if (hits.empty()) continue;
-            const double idf =
-                std::log(1.0 + n / static_cast<double>(hits.size())) * (pw.size() == w.size() ? 1.0 : 0.5);
-            for (const std::uint32_t i : hits) by_words[{r, i}] += idf;
-          }
-        }
-      }
-      std::vector<std::pair<double, std::pair<std::size_t, std::uint32_t>>> ranked;
-      ranked.reserve(by_words.size());
-      for (const auto& [key, weight] : by_words) ranked.emplace_back(weight, key);
-      std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-      for (const auto& [weight, key] : ranked) {
-        if (chosen.size() >= word_share) break;
-        take(key.first, roots_[key.first].files->files()[key.second]);
-      }
-    }
+    // path words, defined names and every identifier, see storage/content_index.h). The index ranks
+    // siblings itself: no neighbours, whose bytes would double the grep.
+    if (from_content_index(take, kIndexPicks)) return targets;
+    // 2'. Else files whose path words are the terms' words, rarest words weighing most.
+    take_by_path_words(take, [&] { return chosen.size() >= word_share; });
     // 3. Neighbours: the other files of the directories chosen so far, nearest first.
     std::vector<std::pair<std::size_t, std::string>> dirs;
     for (const auto& [r, relative] : std::vector<std::pair<std::size_t, std::string>>(chosen.begin(), chosen.end())) {

@@ -21,7 +21,7 @@ constexpr std::size_t kMaxEntries = 50;
 constexpr std::size_t kMaxContentBytes = 500;
 
 const std::string& schema_text() {
-  static const std::string text = fmt::format(R"({{
+  static const std::string kText = fmt::format(R"({{
   "type": "object",
   "properties": {{
     "todos": {{
@@ -44,8 +44,8 @@ const std::string& schema_text() {
   "required": ["todos"],
   "additionalProperties": false
 }})",
-                                              kMaxEntries, kMaxContentBytes);
-  return text;
+                                               kMaxEntries, kMaxContentBytes);
+  return kText;
 }
 
 std::string_view mark(PlanStatus status) {
