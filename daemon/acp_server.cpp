@@ -159,15 +159,28 @@ Result<core::PromptInput> prompt_input(const std::vector<acp::ContentBlock>& blo
     if (const auto* text = std::get_if<acp::TextContent>(&block)) {
       if (!input.text.empty()) input.text += "\n";
       input.text += text->text;
+    } else if (const auto* image = std::get_if<acp::ImageContent>(&block)) {
+      input.images.push_back(core::PromptImage{image->data, {}, image->mime_type, fmt::format("params.prompt[{}]", i)});
     } else if (const auto* link = std::get_if<acp::ResourceLink>(&block)) {
+      // A link to an image in the workspace is the image (read like a tool's read); any other link is text.
+      if (core::is_image_link(link->uri, link->mime_type.value_or(""))) {
+        input.images.push_back(
+            core::PromptImage{{}, link->uri, link->mime_type.value_or(""), fmt::format("params.prompt[{}]", i)});
+        continue;
+      }
       if (!input.text.empty()) input.text += "\n";
       input.text += fmt::format("[{}]({})", link->name, link->uri);
     } else if (const auto* resource = std::get_if<acp::EmbeddedResource>(&block)) {
       if (const auto* text_resource = std::get_if<acp::TextResourceContents>(&resource->resource)) {
         input.attachments.push_back(core::Attachment{text_resource->uri, text_resource->text});
+      } else if (const auto& blob = std::get<acp::BlobResourceContents>(resource->resource);
+                 blob.mime_type.value_or("").starts_with("image/")) {
+        input.images.push_back(core::PromptImage{blob.blob, {}, *blob.mime_type, fmt::format("params.prompt[{}]", i)});
       } else {
         return Error(Errc::invalid_argument,
-                     fmt::format("params.prompt[{}]: binary resources are not supported; send text", i));
+                     fmt::format("params.prompt[{}]: binary resources other than images are not supported; send "
+                                 "text",
+                                 i));
       }
     } else {
       return Error(Errc::invalid_argument,
@@ -175,7 +188,7 @@ Result<core::PromptInput> prompt_input(const std::vector<acp::ContentBlock>& blo
                                acp::content_type_name(block)));
     }
   }
-  if (input.text.empty() && input.attachments.empty()) {
+  if (input.text.empty() && input.attachments.empty() && input.images.empty()) {
     return Error(Errc::invalid_argument, "params.prompt: the prompt is empty");
   }
   return input;
@@ -242,9 +255,10 @@ Result<acp::InitializeResponse> AcpServer::on_initialize(const acp::InitializeRe
   }
   acp::InitializeResponse response;
   response.protocol_version = acp::negotiate_version(request.protocol_version);
-  // Capabilities are what works today, nothing more: no images or audio, MCP over stdio only.
+  // Capabilities are what works today, nothing more: images but no audio, MCP over stdio only.
   response.agent_capabilities.load_session = true;
   response.agent_capabilities.prompt.embedded_context = true;
+  response.agent_capabilities.prompt.image = true;
   response.agent_capabilities.session.list = true;
   response.agent_capabilities.session.resume = true;
   response.agent_capabilities.session.close = true;

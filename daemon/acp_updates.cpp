@@ -34,6 +34,16 @@ struct UpdateVisitor {
     if (!replay) return std::nullopt;
     return acp::UserMessageChunk{text_block(e.text), std::nullopt, {}};
   }
+  std::optional<acp::SessionUpdate> operator()(const core::UserImageEvent& e) const {
+    if (!replay) return std::nullopt;
+    if (e.data.empty()) {
+      return acp::UserMessageChunk{
+          text_block(fmt::format("[an image ({}, {} bytes) that is no longer stored]", e.media_type, e.bytes)),
+          std::nullopt,
+          {}};
+    }
+    return acp::UserMessageChunk{acp::ImageContent{e.data, e.media_type, std::nullopt, {}, {}}, std::nullopt, {}};
+  }
   std::optional<acp::SessionUpdate> operator()(const core::AgentTextEvent& e) const {
     return acp::AgentMessageChunk{text_block(e.text), std::nullopt, {}};
   }

@@ -16,7 +16,7 @@
 #include "daemon/acp_server.h"
 #include "daemon/config.h"
 #include "protocol/peer.h"
-#include "storage/checkpoint_store.h"
+#include "storage/blob_store.h"
 #include "storage/database.h"
 #include "storage/db_worker.h"
 #include "tools/builtin/builtin_tools.h"
@@ -132,7 +132,7 @@ Host::Host(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {
   // left without a row: removed once per start, with the first write that wakes the worker.
   parts_->worker.write(
       [](storage::Connection& db) -> support::Result<void> {
-        auto pruned = storage::CheckpointStore(db).prune_blobs();
+        auto pruned = storage::BlobStore(db).prune();
         if (!pruned) return std::move(pruned).error().context("removing unused checkpoint pre-images");
         if (*pruned > 0) log::info("removed {} checkpoint pre-images nothing refers to", *pruned);
         return support::ok();

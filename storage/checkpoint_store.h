@@ -1,6 +1,6 @@
-// File checkpoints in SQLite (schema version 3): the pre-images of files the tools changed, kept in a
-// content-addressed blob table, and the changes grouped by the turn (or restore) that made them. The engine
-// records a change here, durably, before the file is touched, and reads it back to undo the turn.
+// File checkpoints in SQLite (schema version 3): the pre-images of files the tools changed, kept in the
+// content-addressed blob table (blob_store.h), and the changes grouped by the turn (or restore) that made them. The
+// engine records a change here, durably, before the file is touched, and reads it back to undo the turn.
 #pragma once
 
 #include <cstdint>
@@ -43,16 +43,6 @@ class CheckpointStore {
  public:
   explicit CheckpointStore(Connection& db) : db_(db) {}
 
-  // Stores `bytes` under `hash` (the caller's SHA-256 of them: storage does not hash); the same bytes
-  // again cost nothing.
-  Result<void> put_blob(std::string_view hash, std::string_view bytes);
-  // Records that the `size` bytes of `hash` are in the database's blob files (storage/blob_files.h),
-  // written there by the caller before this.
-  Result<void> put_blob_in_file(std::string_view hash, std::uint64_t size);
-  // The bytes of `hash`, from the table or its file; nothing when no blob has that hash. A blob whose
-  // file is missing or damaged is an error.
-  Result<std::optional<std::string>> blob(std::string_view hash);
-
   // The checkpoint `header.id`, created on first use with the session's next seq (the header's seq is
   // ignored then); returns its seq. Errc::not_found when the session does not exist, Errc::conflict when
   // the id belongs to another session or kind.
@@ -66,10 +56,6 @@ class CheckpointStore {
   // The session's checkpoints with their changes, by seq.
   Result<std::vector<CheckpointRecord>> for_session(std::string_view session_id);
   Result<std::optional<CheckpointRecord>> get(std::string_view id);
-  // Deletes blobs no change refers to (left by deleted sessions), their files with them, and files no
-  // blob row names that are over an hour old (a change that died before its row was committed); returns
-  // how many blobs and files were removed.
-  Result<std::int64_t> prune_blobs();
 
  private:
   Result<std::vector<FileChangeRecord>> changes_of(std::string_view checkpoint_id);

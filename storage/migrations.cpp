@@ -228,6 +228,17 @@ constexpr std::string_view kSchemaBlobFiles = R"sql(
 ALTER TABLE blobs ADD COLUMN in_file INTEGER NOT NULL DEFAULT 0 CHECK (in_file IN (0, 1));
 )sql";
 
+// Version 8: blobs a session refers to besides checkpoint pre-images (the images of its prompts), kept
+// while the session exists and pruned with it.
+constexpr std::string_view kSchemaSessionBlobs = R"sql(
+CREATE TABLE session_blobs (
+  session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+  hash        TEXT NOT NULL REFERENCES blobs(hash),
+  PRIMARY KEY (session_id, hash)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX session_blobs_by_hash ON session_blobs(hash);
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "sessions and messages", kSchemaV1},
     {2, "turns, events, spans and usage", kSchemaV2},
@@ -236,6 +247,7 @@ constexpr Migration kMigrations[] = {
     {5, "remembered facts and compaction records", kSchemaMemory},
     {6, "a permission audit that outlives its session", kSchemaAuditKept},
     {7, "large checkpoint pre-images in files", kSchemaBlobFiles},
+    {8, "blobs a session refers to", kSchemaSessionBlobs},
 };
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "core/support/log.h"
 #include "core/support/run_off_loop.h"
 #include "storage/blob_files.h"
+#include "storage/blob_store.h"
 #include "tools/disk_file_access.h"
 #include "tools/sha256.h"
 
@@ -185,12 +186,13 @@ asio::awaitable<Result<std::int64_t>> Checkpoints::record(tools::FileChange chan
   auto job = [header = std::move(header), row = std::move(row), before = std::move(change.before),
               in_file](storage::Connection& db) mutable -> Result<std::int64_t> {
     storage::CheckpointStore store(db);
+    storage::BlobStore blobs(db);
     if (in_file) {
-      AGENTD_TRY_VOID(store.put_blob_in_file(*row.before_hash, *in_file));
+      AGENTD_TRY_VOID(blobs.put_in_file(*row.before_hash, *in_file));
     } else if (before) {
       // Hashed here, on the database's thread: even a small pre-image is not the event loop's work.
       row.before_hash = tools::sha256_hex(*before);
-      AGENTD_TRY_VOID(store.put_blob(*row.before_hash, *before));
+      AGENTD_TRY_VOID(blobs.put(*row.before_hash, *before));
     }
     AGENTD_TRY_VOID(store.open(header));
     return store.add_change(row);
@@ -300,9 +302,9 @@ asio::awaitable<Result<RestoreReport>> Checkpoints::restore_from(std::vector<Che
   }
   auto blobs_job = [hashes](storage::Connection& db) -> Result<std::map<std::string, std::string>> {
     std::map<std::string, std::string> out;
-    storage::CheckpointStore store(db);
+    storage::BlobStore blobs(db);
     for (const auto& h : hashes) {
-      auto bytes = AGENTD_TRY(store.blob(h));
+      auto bytes = AGENTD_TRY(blobs.get(h));
       if (!bytes) return Error(Errc::storage, fmt::format("the stored pre-image {} is missing", h));
       out.emplace(h, std::move(*bytes));
     }

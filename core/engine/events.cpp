@@ -108,6 +108,9 @@ struct PayloadWriter {
     }
     w.end_array();
   }
+  void operator()(const UserImageEvent& e) const {
+    w.member("mediaType", e.media_type).member("hash", e.hash).member("bytes", e.bytes);
+  }
 };
 
 std::string string_or_empty(const Json& j) { return j.is_string() ? j.as_string() : std::string(); }
@@ -121,7 +124,7 @@ std::string_view tool_call_status_name(ToolCallStatus status) noexcept { return 
 std::string_view event_kind(const EngineEvent& event) noexcept {
   static constexpr std::array<std::string_view, std::variant_size_v<EngineEvent>> kKinds = {
       "user_message", "agent_text", "agent_thought", "tool_call", "tool_call_update", "usage", "commands",
-      "mode",         "model",      "compaction",    "plan"};
+      "mode",         "model",      "compaction",    "plan",      "user_image"};
   return kKinds[event.index()];
 }
 
@@ -217,6 +220,13 @@ support::Result<EngineEvent> event_from_log(std::string_view kind, const Json& p
         e.entries.push_back(std::move(item));
       }
     }
+    return EngineEvent(std::move(e));
+  }
+  if (kind == "user_image") {
+    UserImageEvent e;
+    e.media_type = string_or_empty(p["mediaType"]);
+    e.hash = string_or_empty(p["hash"]);
+    e.bytes = p["bytes"].is_integer() ? p["bytes"].as_uint64() : 0;
     return EngineEvent(std::move(e));
   }
   return Error(Errc::parse_error, fmt::format("unknown event kind \"{}\" in the log", kind));

@@ -92,9 +92,19 @@ struct PlanEvent {
   std::vector<tools::PlanItem> entries;
 };
 
-using EngineEvent =
-    std::variant<UserMessageEvent, AgentTextEvent, AgentThoughtEvent, ToolCallStartedEvent, ToolCallUpdatedEvent,
-                 UsageEvent, CommandsEvent, ModeChangedEvent, ModelChangedEvent, CompactionEvent, PlanEvent>;
+// An image of the user's prompt, after its UserMessageEvent. The log keeps its blob's hash, never the
+// bytes; `data` (base64) is set when it is emitted and when the log is read back (from the session's
+// blobs), and is empty when the blob is gone.
+struct UserImageEvent {
+  std::string media_type;
+  std::string hash;
+  std::uint64_t bytes = 0;
+  std::string data;
+};
+
+using EngineEvent = std::variant<UserMessageEvent, AgentTextEvent, AgentThoughtEvent, ToolCallStartedEvent,
+                                 ToolCallUpdatedEvent, UsageEvent, CommandsEvent, ModeChangedEvent, ModelChangedEvent,
+                                 CompactionEvent, PlanEvent, UserImageEvent>;
 
 // The log's `kind` column: "user_message", "agent_text", ...
 std::string_view event_kind(const EngineEvent& event) noexcept;

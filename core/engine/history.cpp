@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/model/image.h"
 #include "core/support/enum_names.h"
 #include "core/support/json_writer.h"
 
@@ -32,9 +33,17 @@ struct BlockWriter {
     w.begin_object().member("type", "tool_result").member("toolCallId", b.tool_call_id);
     w.member("content", b.content).member("isError", b.is_error).end_object();
   }
+  // The bytes are the session's blob `hash`; a message is a row, not a file.
+  void operator()(const model::ImageBlock& b) const {
+    w.begin_object().member("type", "image").member("mediaType", b.media_type).member("hash", b.hash);
+    w.member("bytes", b.bytes).member("width", b.width).member("height", b.height).end_object();
+  }
 };
 
 std::string str(const Json& j) { return j.is_string() ? j.as_string() : std::string(); }
+std::uint64_t uint_or_zero(const Json& j) {
+  return j.is_number() && j.as_double() > 0 ? static_cast<std::uint64_t>(j.as_double()) : 0;
+}
 
 std::uint64_t block_tokens(const model::ContentBlock& block) {
   struct Visitor {
@@ -46,6 +55,7 @@ std::uint64_t block_tokens(const model::ContentBlock& block) {
       return estimate_tokens(b.name) + estimate_tokens(b.arguments_json.empty() ? b.input.dump() : b.arguments_json);
     }
     std::uint64_t operator()(const model::ToolResultBlock& b) const { return estimate_tokens(b.content); }
+    std::uint64_t operator()(const model::ImageBlock& b) const { return model::image_tokens(b.width, b.height); }
   };
   return std::visit(Visitor{}, block) + 4;  // per-block framing
 }
@@ -98,6 +108,14 @@ support::Result<model::Message> message_from_json(std::string_view role, const J
       const Json& is_error = b["isError"];
       m.content.emplace_back(
           model::ToolResultBlock{str(b["toolCallId"]), str(b["content"]), is_error.is_bool() && is_error.as_bool()});
+    } else if (type == "image") {
+      model::ImageBlock image;
+      image.media_type = str(b["mediaType"]);
+      image.hash = str(b["hash"]);
+      image.bytes = uint_or_zero(b["bytes"]);
+      image.width = static_cast<std::uint32_t>(uint_or_zero(b["width"]));
+      image.height = static_cast<std::uint32_t>(uint_or_zero(b["height"]));
+      m.content.emplace_back(std::move(image));
     } else {
       return Error(Errc::parse_error, fmt::format("stored message has unknown block type \"{}\"", type));
     }

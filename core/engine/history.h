@@ -15,7 +15,9 @@
 
 namespace agentd::core {
 
-// Storage form of one message: {"turn": "<turn id>", "content": [blocks...]}; role is a column.
+// Storage form of one message: {"turn": "<turn id>", "content": [blocks...]}; role is a column. An image
+// is stored as its blob's hash, type and size: message_from_json gives it back without `data`, which the
+// loader fills from the session's blobs.
 std::string message_to_json(const model::Message& message, std::string_view turn_id);
 support::Result<model::Message> message_from_json(std::string_view role, const support::Json& json,
                                                   std::string* turn_id = nullptr);

@@ -1,6 +1,7 @@
 #include "core/engine/session.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include <boost/asio/dispatch.hpp>
@@ -11,8 +12,10 @@
 #include "core/engine/slash_commands.h"
 #include "core/memory/compaction.h"
 #include "core/model/price_table.h"
+#include "core/support/base64.h"
 #include "core/support/clock.h"
 #include "core/support/log.h"
+#include "storage/blob_store.h"
 #include "storage/compaction_store.h"
 #include "storage/event_store.h"
 #include "storage/permission_store.h"
@@ -225,6 +228,7 @@ asio::awaitable<Result<void>> Session::restore(std::int64_t cleared_after_turn) 
     std::int64_t max_seq = 0;
     storage::UsageTotals totals;
     std::optional<storage::CompactionRecord> compaction;
+    std::map<std::string, std::string, std::less<>> images;  // hash -> base64, the history's images
   };
   auto load_job = [id = info_.id](storage::Connection& db) -> Result<Loaded> {
     Loaded l;
@@ -243,6 +247,9 @@ asio::awaitable<Result<void>> Session::restore(std::int64_t cleared_after_turn) 
     auto compaction = storage::CompactionStore(db).latest(id);
     if (!compaction) return std::move(compaction).error();
     l.compaction = std::move(*compaction);
+    auto blobs = storage::BlobStore(db).attached(id);
+    if (!blobs) return std::move(blobs).error();
+    for (auto& [hash, bytes] : *blobs) l.images.emplace(std::move(hash), support::base64_encode(bytes));
     return l;
   };
   auto loaded = co_await engine_.store->read<Loaded>(std::move(load_job));
@@ -262,6 +269,18 @@ asio::awaitable<Result<void>> Session::restore(std::int64_t cleared_after_turn) 
     std::string turn_id;
     auto message = message_from_json(record.role, *json, &turn_id);
     if (!message) co_return std::move(message).error().context("session " + info_.id);
+    for (auto& block : message->content) {
+      auto* image = std::get_if<model::ImageBlock>(&block);
+      if (image == nullptr) continue;
+      if (auto it = loaded->images.find(image->hash); it != loaded->images.end()) {
+        image->data = it->second;
+      } else {
+        // Sent without its bytes, the request would be refused; the model is told what was there.
+        log::warn("session {}: the image {} of a stored message is missing", info_.id, image->hash);
+        block = model::TextBlock{
+            fmt::format("[an image ({}, {} bytes) that is no longer stored]", image->media_type, image->bytes)};
+      }
+    }
     auto it = turn_seq.find(turn_id);
     if (it != turn_seq.end() && it->second <= cleared_after_) continue;
     if (history_.empty() || history_.back().turn_id != turn_id) history_.push_back(HistoryTurn{turn_id, {}});

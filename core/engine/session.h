@@ -27,6 +27,7 @@
 #include "core/engine/permissions.h"
 #include "core/engine/project_memory.h"
 #include "core/engine/project_settings.h"
+#include "core/engine/prompt_images.h"
 #include "core/engine/slash_commands.h"
 #include "core/engine/tool_executor.h"
 #include "core/engine/turn_context.h"
@@ -79,6 +80,7 @@ struct Attachment {
 struct PromptInput {
   std::string text;
   std::vector<Attachment> attachments;  // embedded resources from the client
+  std::vector<PromptImage> images;      // checked, stored and sent to the model with the text
 };
 
 struct TurnOutcome {
@@ -243,12 +245,19 @@ class Session : public std::enable_shared_from_this<Session> {
   boost::asio::awaitable<support::Result<void>> end_turn(const TurnStart& turn,
                                                          const support::Result<TurnOutcome>& outcome,
                                                          support::Span& span);
-  boost::asio::awaitable<support::Result<TurnOutcome>> run_turn(PromptInput input, std::string turn_id,
-                                                                support::CancelToken cancel, support::Span& span);
+  boost::asio::awaitable<support::Result<TurnOutcome>> run_turn(PromptInput input,
+                                                                std::vector<model::ImageBlock> images,
+                                                                std::string turn_id, support::CancelToken cancel,
+                                                                support::Span& span);
+  // The prompt's images read, checked and hashed off the loop; large ones go to blob files there.
+  boost::asio::awaitable<support::Result<std::vector<LoadedImage>>> load_images(std::vector<PromptImage> images);
+  // Queues the images' blobs and the session's hold on them, ahead of the turn's rows that name them.
+  void store_images(std::vector<LoadedImage>& images);
   boost::asio::awaitable<support::Result<std::shared_ptr<const TurnContext>>> retrieve_context(
       const std::string& input, support::CancelToken cancel, support::Span& span);
   // The turn's user message: what this turn adds (skills, facts, the workspace context), then the input.
-  model::Message turn_message(const TurnContext& context, std::string mcp_note, const PromptInput& input) const;
+  model::Message turn_message(const TurnContext& context, std::string mcp_note, const PromptInput& input,
+                              std::vector<model::ImageBlock> images) const;
   // The history that fits the window with the system prompt, the tools and the answer's reserve; an
   // error when even the current turn does not fit
   // (Errc::limit_exceeded, its message for the user).

@@ -52,6 +52,12 @@ std::string transcript_text(const HistoryTurn& turn) {
           break;
         }
       }
+      // The summary cannot carry an image; it can say there was one.
+      for (const auto& block : message.content) {
+        if (const auto* image = std::get_if<model::ImageBlock>(&block)) {
+          out += fmt::format("User attached an image ({}, {}x{})\n", image->media_type, image->width, image->height);
+        }
+      }
       continue;
     }
     for (const auto& block : message.content) {

@@ -1,14 +1,17 @@
 #include "core/engine/session_manager.h"
 
 #include <filesystem>
+#include <map>
 #include <system_error>
 
 #include <boost/asio/use_awaitable.hpp>
 #include <fmt/format.h>
 
 #include "core/engine/ids.h"
+#include "core/support/base64.h"
 #include "core/support/clock.h"
 #include "core/support/log.h"
+#include "storage/blob_store.h"
 #include "storage/event_store.h"
 #include "storage/session_store.h"
 #include "storage/span_store.h"
@@ -229,6 +232,30 @@ asio::awaitable<Result<std::vector<SequencedEvent>>> SessionManager::events(std:
     auto event = event_from_log(record.kind, *payload);
     if (!event) co_return std::move(event).error().context(fmt::format("session {} event {}", id, record.seq));
     events.push_back(SequencedEvent{record.seq, record.turn_id.value_or(""), std::move(*event)});
+  }
+  // The log keeps an image's hash; a replay shows the image itself.
+  std::vector<std::string> hashes;
+  for (const auto& e : events) {
+    if (const auto* image = std::get_if<UserImageEvent>(&e.event)) hashes.push_back(image->hash);
+  }
+  if (!hashes.empty()) {
+    auto blobs_job = [hashes](storage::Connection& db) -> Result<std::map<std::string, std::string, std::less<>>> {
+      std::map<std::string, std::string, std::less<>> out;
+      storage::BlobStore blobs(db);
+      for (const auto& hash : hashes) {
+        auto bytes = blobs.get(hash);
+        if (!bytes) return std::move(bytes).error();
+        if (*bytes) out.emplace(hash, support::base64_encode(**bytes));
+      }
+      return out;
+    };
+    auto images = co_await engine_.store->read<std::map<std::string, std::string, std::less<>>>(std::move(blobs_job));
+    if (!images) co_return std::move(images).error().context(fmt::format("session {}: the images of its prompts", id));
+    for (auto& e : events) {
+      auto* image = std::get_if<UserImageEvent>(&e.event);
+      if (image == nullptr) continue;
+      if (auto it = images->find(image->hash); it != images->end()) image->data = it->second;
+    }
   }
   co_return events;
 }

@@ -16,6 +16,9 @@
 #include "core/model/stream_summary.h"
 #include "core/support/clock.h"
 #include "core/support/log.h"
+#include "core/support/run_off_loop.h"
+#include "storage/blob_files.h"
+#include "storage/blob_store.h"
 #include "storage/span_store.h"
 #include "storage/turn_store.h"
 #include "storage/usage_store.h"
@@ -129,6 +132,15 @@ std::string_view stop_reason_id(StopReason reason) noexcept { return support::en
 
 asio::awaitable<Result<TurnOutcome>> Session::prompt(PromptInput input, CancelToken cancel) {
   co_await asio::dispatch(strand_, asio::use_awaitable);
+  std::vector<LoadedImage> images;
+  if (!input.images.empty()) {
+    if (is_slash_command(input.text)) {
+      co_return Error(Errc::invalid_argument, "params.prompt: a slash command takes no images; send them in a prompt");
+    }
+    auto loaded = co_await load_images(std::move(input.images));
+    if (!loaded) co_return std::move(loaded).error();
+    images = std::move(*loaded);
+  }
   if (running_) {
     co_return Error(Errc::conflict,
                     fmt::format("session {} is already running turn {}; a session runs one turn at a time: "
@@ -145,11 +157,18 @@ asio::awaitable<Result<TurnOutcome>> Session::prompt(PromptInput input, CancelTo
     support::Span span = tracer.start("turn.run");
     span.set_attribute("session", info_.id);
     span.set_attribute("turn", turn.id);
+    store_images(images);
     emit(UserMessageEvent{user_text(input)});
+    std::vector<model::ImageBlock> blocks;
+    for (auto& image : images) {
+      emit(UserImageEvent{image.block.media_type, image.block.hash, image.block.bytes, image.block.data});
+      blocks.push_back(std::move(image.block));
+    }
+    images.clear();
     if (turn.command) {
       outcome = co_await run_command(input.text, turn.id, turn.cancel, span);
     } else {
-      outcome = co_await run_turn(std::move(input), turn.id, turn.cancel, span);
+      outcome = co_await run_turn(std::move(input), std::move(blocks), turn.id, turn.cancel, span);
       if (outcome) outcome->verification = co_await verification_of_turn();
     }
     if (!outcome) {
@@ -231,8 +250,49 @@ asio::awaitable<Result<void>> Session::end_turn(const TurnStart& turn, const Res
   co_return support::ok();
 }
 
-asio::awaitable<Result<TurnOutcome>> Session::run_turn(PromptInput input, std::string turn_id, CancelToken cancel,
-                                                       support::Span& span) {
+asio::awaitable<Result<std::vector<LoadedImage>>> Session::load_images(std::vector<PromptImage> images) {
+  auto load =
+      [images = std::move(images), cwd = info_.cwd, dirs = info_.additional_dirs, denied = settings_.denied_paths,
+       blob_dir = storage::blob_directory(engine_.store->worker().path())]() -> Result<std::vector<LoadedImage>> {
+    const tools::PathGuard guard(cwd, dirs, denied);
+    auto loaded = load_prompt_images(images, guard);
+    if (!loaded) return loaded;
+    // A large image goes to a blob file here, as a large checkpoint pre-image does: in the database's
+    // transaction it would hold the one write lock while many MiB are written. Its bytes are not needed
+    // after that.
+    for (auto& image : *loaded) {
+      if (image.bytes.size() < storage::kBlobFileMinBytes || blob_dir.empty()) continue;
+      AGENTD_TRY_VOID(storage::write_blob_file(blob_dir, image.block.hash, image.bytes));
+      image.bytes.clear();
+      image.bytes.shrink_to_fit();
+    }
+    return loaded;
+  };
+  auto loaded = co_await support::run_off_loop(std::move(load));
+  co_await asio::dispatch(strand_, asio::use_awaitable);
+  if (!loaded) co_return std::move(loaded).error();  // it names the block: "params.prompt[2]: ..."
+  co_return loaded;
+}
+
+void Session::store_images(std::vector<LoadedImage>& images) {
+  for (auto& image : images) {
+    events_->store(
+        [session = info_.id, hash = image.block.hash, size = image.block.bytes,
+         bytes = std::move(image.bytes)](storage::Connection& db) -> Result<void> {
+          storage::BlobStore blobs(db);
+          if (bytes.size() == size) {
+            AGENTD_TRY_VOID(blobs.put(hash, bytes));
+          } else {
+            AGENTD_TRY_VOID(blobs.put_in_file(hash, size));
+          }
+          return blobs.attach(session, hash);
+        },
+        "an image of the prompt");
+  }
+}
+
+asio::awaitable<Result<TurnOutcome>> Session::run_turn(PromptInput input, std::vector<model::ImageBlock> images,
+                                                       std::string turn_id, CancelToken cancel, support::Span& span) {
   // A database that is failing would lose the turn's history. Whether it is back, one write tells (the
   // turn's own record, queued by begin_turn, and whatever waited to be stored); if not, the prompt is
   // refused with the cause.
@@ -255,7 +315,7 @@ asio::awaitable<Result<TurnOutcome>> Session::run_turn(PromptInput input, std::s
   std::string mcp_note = co_await mcp_->prepare_turn(cancel, span);
   if (cancel.cancelled()) co_return stopped(StopReason::cancelled);
   if (!mcp_note.empty()) emit(AgentTextEvent{fmt::format("[agentd: {}]\n\n", mcp_note.substr(0, mcp_note.size() - 1))});
-  model::Message user = turn_message(**context, std::move(mcp_note), input);
+  model::Message user = turn_message(**context, std::move(mcp_note), input, std::move(images));
 
   // Older turns are summarized when this turn would not fit otherwise.
   const auto tools = tool_definitions();
@@ -373,10 +433,13 @@ asio::awaitable<Result<std::shared_ptr<const TurnContext>>> Session::retrieve_co
 
 // Stored as sent, so the next turn's request repeats it byte for byte and the provider's cache of the
 // conversation so far still holds.
-model::Message Session::turn_message(const TurnContext& context, std::string mcp_note, const PromptInput& input) const {
+// The images come right before the user's words, as both providers advise.
+model::Message Session::turn_message(const TurnContext& context, std::string mcp_note, const PromptInput& input,
+                                     std::vector<model::ImageBlock> images) const {
   model::Message user{model::Role::user, {}};
   for (auto& part : render_turn_preamble(context)) user.content.emplace_back(model::TextBlock{std::move(part)});
   if (!mcp_note.empty()) user.content.emplace_back(model::TextBlock{std::move(mcp_note)});
+  for (auto& image : images) user.content.emplace_back(std::move(image));
   user.content.emplace_back(model::TextBlock{user_text(input)});
   return user;
 }

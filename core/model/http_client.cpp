@@ -35,11 +35,11 @@
 #include <boost/beast/http/write.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <openssl/err.h>
-#include <openssl/evp.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <sys/socket.h>
 
+#include "core/support/base64.h"
 #include "core/support/clock.h"
 #include "core/support/log.h"
 #include "core/support/task_group.h"
@@ -96,34 +96,6 @@ bool is_ip_address(const std::string& host) {
   error_code ec;
   asio::ip::make_address(host, ec);
   return !ec;
-}
-
-int hex_value(char c) noexcept {
-  if (c >= '0' && c <= '9') return c - '0';
-  c = ascii_lower(c);
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return -1;
-}
-
-std::string percent_decode(std::string_view s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && hex_value(s[i + 1]) >= 0 && hex_value(s[i + 2]) >= 0) {
-      out.push_back(static_cast<char>(hex_value(s[i + 1]) * 16 + hex_value(s[i + 2])));
-      i += 2;
-    } else {
-      out.push_back(s[i]);
-    }
-  }
-  return out;
-}
-
-std::string base64(std::string_view raw) {
-  std::string out(4 * ((raw.size() + 2) / 3) + 1, '\0');
-  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(raw.data()), static_cast<int>(raw.size()));
-  out.resize(static_cast<std::size_t>(n));
-  return out;
 }
 
 std::string host_header(const Url& url) {
@@ -663,7 +635,8 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
       http::request<http::empty_body> connect_request{http::verb::connect, target.authority(), 11};
       connect_request.set(http::field::host, target.authority());
       if (!proxy->userinfo.empty()) {
-        connect_request.set(http::field::proxy_authorization, "Basic " + base64(percent_decode(proxy->userinfo)));
+        connect_request.set(http::field::proxy_authorization,
+                            "Basic " + support::base64_encode(support::percent_decode(proxy->userinfo)));
       }
       auto [write_ec, written] = co_await http::async_write(*conn->plain, connect_request, kTuple);
       if (write_ec) co_return transport_error(write_ec, Phase::connect, exchange, options.timeouts);
@@ -852,7 +825,8 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
     }
     if (!has_user_agent && !options.user_agent.empty()) message.set(http::field::user_agent, options.user_agent);
     if (absolute_form && !proxy->userinfo.empty()) {
-      message.set(http::field::proxy_authorization, "Basic " + base64(percent_decode(proxy->userinfo)));
+      message.set(http::field::proxy_authorization,
+                  "Basic " + support::base64_encode(support::percent_decode(proxy->userinfo)));
     }
     message.body() = std::move(request.body);
     message.prepare_payload();

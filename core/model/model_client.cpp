@@ -84,6 +84,10 @@ void write_anthropic_block(support::JsonWriter& w, const ContentBlock& block, bo
                    w.member("type", "tool_result").member("tool_use_id", result.tool_call_id);
                    w.member("content", result.content).member("is_error", result.is_error);
                  },
+                 [&](const ImageBlock& image) {
+                   w.member("type", "image").key("source").begin_object().member("type", "base64");
+                   w.member("media_type", image.media_type).member("data", image.data).end_object();
+                 },
              },
              block);
   if (cache_breakpoint) write_ephemeral(w);
@@ -151,12 +155,19 @@ void write_openai_messages(support::JsonWriter& w, const ModelRequest& request) 
   if (!request.system.empty()) w.begin_object().member("role", "system").member("content", request.system).end_object();
   std::vector<const std::string*> texts;
   std::vector<const ToolCallBlock*> calls;
+  std::vector<const ContentBlock*> parts;  // a user message's text and images, in order
   for (const auto& message : request.messages) {
     texts.clear();
     calls.clear();
+    parts.clear();
+    bool images = false;
     for (const auto& block : message.content) {
       if (const auto* text = std::get_if<TextBlock>(&block); text != nullptr && !text->text.empty()) {
         texts.push_back(&text->text);
+        parts.push_back(&block);
+      } else if (std::holds_alternative<ImageBlock>(block)) {
+        images = true;
+        parts.push_back(&block);
       } else if (const auto* call = std::get_if<ToolCallBlock>(&block)) {
         calls.push_back(call);
       } else if (const auto* result = std::get_if<ToolResultBlock>(&block)) {
@@ -187,13 +198,24 @@ void write_openai_messages(support::JsonWriter& w, const ModelRequest& request) 
         w.end_array();
       }
       w.end_object();
-    } else if (!texts.empty()) {
+    } else if (!parts.empty()) {
       w.begin_object().member("role", "user").key("content");
-      if (texts.size() == 1) {
+      if (texts.size() == 1 && !images) {
         w.value(*texts.front());
       } else {
         w.begin_array();
-        for (const auto* text : texts) w.begin_object().member("type", "text").member("text", *text).end_object();
+        for (const auto* part : parts) {
+          if (const auto* text = std::get_if<TextBlock>(part)) {
+            w.begin_object().member("type", "text").member("text", text->text).end_object();
+          } else if (const auto* image = std::get_if<ImageBlock>(part)) {
+            w.begin_object().member("type", "image_url").key("image_url").begin_object();
+            std::string url;
+            url.reserve(image->media_type.size() + image->data.size() + 13);
+            url.append("data:").append(image->media_type).append(";base64,").append(image->data);
+            w.member("url", url).end_object();
+            w.end_object();
+          }
+        }
         w.end_array();
       }
       w.end_object();

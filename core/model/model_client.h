@@ -45,7 +45,18 @@ struct ToolResultBlock {
   std::string content;
   bool is_error = false;
 };
-using ContentBlock = std::variant<TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock>;
+// An image the user attached (core/model/image.h checked it). `data` is the base64 the providers take;
+// `hash` the SHA-256 of the decoded bytes, under which the session stores them: the stored history keeps
+// the hash, not the bytes.
+struct ImageBlock {
+  std::string media_type;
+  std::string data;
+  std::string hash;
+  std::uint64_t bytes = 0;
+  std::uint32_t width = 0;
+  std::uint32_t height = 0;
+};
+using ContentBlock = std::variant<TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock, ImageBlock>;
 
 // `tool` messages carry ToolResultBlocks; Anthropic receives them as a user message, OpenAI as one
 // role "tool" message per result.
@@ -72,14 +83,14 @@ struct ModelRequest {
 
 // ---- provider bodies (pure, for tests and for the recorder) ----
 
-// Anthropic Messages body with stream: true and cache_control breakpoints on the stable prefix (the
-// system prompt and the last tool definition) plus the last block of the last user/tool message, so the
-// conversation so far is cached for the next turn: three of the four breakpoints Anthropic allows.
-// Written straight to text (what is sent); the Json form parses that text back, for tests and tools.
+// Anthropic Messages body (images as base64 `image` blocks) with stream: true and cache_control breakpoints on the
+// stable prefix (the system prompt and the last tool definition) plus the last block of the last user/tool message, so
+// the conversation so far is cached for the next turn: three of the four breakpoints Anthropic allows. Written straight
+// to text (what is sent); the Json form parses that text back, for tests and tools.
 std::string anthropic_request_json(const ModelConfig& config, const ModelRequest& request);
 support::Json anthropic_request_body(const ModelConfig& config, const ModelRequest& request);
 // OpenAI Chat Completions body with stream: true and stream_options.include_usage. Thinking blocks are
-// dropped: Chat Completions has no way to take them back.
+// dropped: Chat Completions has no way to take them back. Images go as `image_url` parts with a data URL.
 std::string openai_chat_request_json(const ModelConfig& config, const ModelRequest& request);
 support::Json openai_chat_request_body(const ModelConfig& config, const ModelRequest& request);
 

@@ -51,6 +51,27 @@ constexpr std::string_view utf8_prefix(std::string_view text, std::size_t max_by
   return text.substr(0, utf8_floor(text, max_bytes));
 }
 
+// `%XY` sequences decoded (URIs, proxy credentials); a `%` not followed by two hex digits stays as is.
+inline std::string percent_decode(std::string_view s) {
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
+      out.push_back(static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2])));
+      i += 2;
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
 // Well-formed UTF-8 (Unicode 3.9 D92: no overlong forms, no surrogates, nothing past U+10FFFF).
 bool is_valid_utf8(std::string_view text) noexcept;
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <clocale>
@@ -18,11 +19,13 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <editline/readline.h>
 #include <fmt/format.h>
 
+#include "core/support/base64.h"
 #include "core/support/json.h"
 #include "core/support/json_reader.h"
 #include "core/support/json_writer.h"
@@ -169,6 +172,28 @@ struct ToolCallView {
   std::string status;
   bool shown = false;
 };
+
+// --image FILE as an ACP image block. The file is read here (a screenshot is rarely in the workspace),
+// up to agentd's limit; the type is the extension's, which agentd checks against the bytes.
+support::Result<acp::ContentBlock> image_block(const std::string& path) {
+  constexpr std::size_t kMaxBytes = std::size_t{5} << 20;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return support::Error(support::Errc::not_found, fmt::format("--image {}: cannot read it", path));
+  std::string bytes(kMaxBytes + 1, '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  bytes.resize(static_cast<std::size_t>(in.gcount()));
+  if (bytes.size() > kMaxBytes) {
+    return support::Error(support::Errc::invalid_argument,
+                          fmt::format("--image {}: larger than 5 MiB; scale it down or crop it", path));
+  }
+  std::string ext = std::filesystem::path(path).extension().string();
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string type = ext == ".jpg" || ext == ".jpeg" ? "image/jpeg"
+                           : ext == ".gif"                 ? "image/gif"
+                           : ext == ".webp"                ? "image/webp"
+                                                           : "image/png";
+  return acp::ContentBlock(acp::ImageContent{support::base64_encode(bytes), type, std::nullopt, {}, {}});
+}
 
 struct TurnResult {
   std::string stop_reason;  // empty when the request failed
@@ -572,6 +597,17 @@ class Cli {
     order_.clear();
     acp::PromptRequest request;
     request.session_id = session_;
+    // The images go first, as the providers advise; agentd checks them (their bytes, not their names).
+    for (const auto& path : std::exchange(o_.images, {})) {
+      auto image = image_block(path);
+      if (!image) {
+        TurnResult failed;
+        failed.error = image.error().message();
+        report(failed);
+        return failed;
+      }
+      request.prompt.emplace_back(std::move(*image));
+    }
     request.prompt.emplace_back(acp::TextContent{text, {}, {}});
     Json answer = call(method::kSessionPrompt, request, true);
     clear_spinner();

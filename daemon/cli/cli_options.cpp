@@ -120,6 +120,11 @@ void define_options(CLI::App& app, Parsed& p) {
           },
           ""))
       ->type_name("USD");
+  app.add_option("--image", o.images, "an image to send with the prompt: PNG, JPEG, GIF or WebP (repeatable)")
+      ->type_name("FILE")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--config", o.config, "an agentd config file")->type_name("FILE");
   app.add_option("--agentd", o.agentd, "the agentd binary (default: $AGENTD_BIN, next to agent, then PATH)")
       ->type_name("PATH");
@@ -204,6 +209,8 @@ support::Result<CliOptions> parse_cli(const std::vector<std::string>& args) {
   }
   if (o.print && o.command != Command::prompt)
     return Error(Errc::invalid_argument, "-p needs a prompt: agent -p \"what to do\"");
+  if (!o.images.empty() && o.command != Command::prompt)
+    return Error(Errc::invalid_argument, "--image goes with a prompt: agent --image shot.png \"what is wrong here?\"");
   if (p.format_option->count() > 0 && !o.print) return Error(Errc::invalid_argument, "--output-format goes with -p");
   if (p.trace_format_option->count() > 0 && o.command != Command::trace) {
     return Error(Errc::invalid_argument, "--format goes with agent trace (--output-format with -p)");

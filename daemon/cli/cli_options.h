@@ -41,6 +41,7 @@ struct CliOptions {
   bool all = false;                      // agent sessions --all
   bool demo = false;                     // --demo: agentd's scripted offline model
   std::optional<double> max_budget_usd;  // --max-budget-usd: the session's dollar budget
+  std::vector<std::string> images;       // --image FILE: sent with the prompt
 };
 
 support::Result<CliOptions> parse_cli(const std::vector<std::string>& args);

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/support/base64.h"
 #include "core/support/text.h"
 #include "tools/process.h"
 
@@ -55,7 +56,7 @@ std::string block_text(const Json& block) {
     const std::string* mime = string_member(block, "mimeType");
     const std::string* data = string_member(block, "data");
     return fmt::format("[{}: {}, {} bytes]", *type, mime != nullptr ? *mime : "unknown type",
-                       data != nullptr ? base64_decoded_size(*data) : 0);
+                       data != nullptr ? support::base64_decoded_size(*data) : 0);
   }
   if (*type == "resource") {
     const Json& resource = block["resource"];
@@ -66,7 +67,7 @@ std::string block_text(const Json& block) {
       out += *text;
     } else if (const std::string* blob = string_member(resource, "blob")) {
       const std::string* mime = string_member(resource, "mimeType");
-      out += fmt::format("\n[{}, {} bytes]", mime != nullptr ? *mime : "binary", base64_decoded_size(*blob));
+      out += fmt::format("\n[{}, {} bytes]", mime != nullptr ? *mime : "binary", support::base64_decoded_size(*blob));
     }
     return out;
   }
@@ -176,15 +177,6 @@ std::string format_progress(const Json& params) {
     out += ": " + *message;
   }
   return out;
-}
-
-std::size_t base64_decoded_size(std::string_view data) noexcept {
-  // Every 4 characters carry 3 bytes; padding and line breaks carry none.
-  std::size_t chars = 0;
-  for (char c : data) {
-    if (c != '=' && c != '\n' && c != '\r' && c != ' ') ++chars;
-  }
-  return chars * 3 / 4;
 }
 
 }  // namespace agentd::tools::mcp

@@ -42,7 +42,4 @@ ToolResult tool_result_from_call(std::string_view server, std::string_view tool,
 // A notifications/progress line: "progress 3/10: message", "progress 2", "progress 0.5: copying".
 std::string format_progress(const support::Json& params);
 
-// Bytes encoded by a base64 string (for "[image: image/png, 1234 bytes]").
-std::size_t base64_decoded_size(std::string_view data) noexcept;
-
 }  // namespace agentd::tools::mcp

@@ -11,7 +11,8 @@ TEST(CliOptions, PromptAndEveryOption) {
   auto o = parse_cli({"-p",          "fix it",   "--output-format",  "jsonl",    "--model",      "openai:gpt-4.1",
                       "--mode=plan", "--allow",  "shell(npm test)",  "--allow",  "edit(src/**)", "--deny",
                       "shell(rm *)", "--config", "c.json",           "--agentd", "/bin/agentd",  "--log",
-                      "a.log",       "--demo",   "--max-budget-usd", "2.5"});
+                      "a.log",       "--demo",   "--max-budget-usd", "2.5",      "--image",      "a.png",
+                      "--image",     "b.jpg"});
   ASSERT_TRUE(o) << o.error().message();
   EXPECT_EQ(o->command, Command::prompt);
   EXPECT_EQ(o->prompt, "fix it");
@@ -26,6 +27,7 @@ TEST(CliOptions, PromptAndEveryOption) {
   EXPECT_EQ(o->log, "a.log");
   EXPECT_TRUE(o->demo);
   EXPECT_EQ(o->max_budget_usd, 2.5);
+  EXPECT_EQ(o->images, (std::vector<std::string>{"a.png", "b.jpg"}));
   EXPECT_FALSE(o->resume);
 }
 
@@ -102,6 +104,7 @@ TEST(CliOptions, BadUsageIsExplained) {
       {{"trace", "1", "2"}, "agent trace takes at most one TURN"},
       {{"trust", "a", "b"}, "agent trust takes at most one DIR"},
       {{"--max-budget-usd", "0", "-p", "x"}, "--max-budget-usd: expected a number of dollars above 0, not 0"},
+      {{"--image", "a.png"}, "--image goes with a prompt: agent --image shot.png \"what is wrong here?\""},
   };
   for (const auto& c : cases) {
     auto o = parse_cli(c.args);
@@ -126,6 +129,7 @@ TEST(CliOptions, HelpListsEveryOption) {
                            "--log FILE",
                            "--demo",
                            "--max-budget-usd USD",
+                           "--image FILE",
                            "--all",
                            "--version",
                            "-h,--help",

@@ -129,13 +129,5 @@ TEST(McpContent, ProgressLines) {
   EXPECT_EQ(format_progress(parse(R"({"progressToken":"t","progress":0.5,"message":"half"})")), "progress 0.5: half");
 }
 
-TEST(McpContent, Base64Sizes) {
-  EXPECT_EQ(base64_decoded_size(""), 0U);
-  EXPECT_EQ(base64_decoded_size("AAAA"), 3U);
-  EXPECT_EQ(base64_decoded_size("AAA="), 2U);
-  EXPECT_EQ(base64_decoded_size("AA=="), 1U);
-  EXPECT_EQ(base64_decoded_size("AAAA\nAAAA"), 6U);
-}
-
 }  // namespace
 }  // namespace agentd::tools::mcp

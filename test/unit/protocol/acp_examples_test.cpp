@@ -127,6 +127,7 @@ TEST(AcpExamples, EveryMessageRoundTrips) {
       InitializeResponse r;
       r.agent_capabilities.load_session = true;
       r.agent_capabilities.prompt.embedded_context = true;
+      r.agent_capabilities.prompt.image = true;
       r.agent_capabilities.session = {
           .list = true, .resume = true, .close = true, .delete_session = true, .additional_directories = true};
       r.agent_info = Implementation{.name = "agentd", .title = "agentd", .version = "0.1.0"};

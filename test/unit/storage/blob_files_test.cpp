@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include "storage/blob_store.h"
 #include "storage/checkpoint_store.h"
 #include "test/unit/storage/storage_fixture.h"
 
@@ -98,12 +99,13 @@ class BlobInFileTest : public StorageTest {};
 TEST_F(BlobInFileTest, ARowMarkedInFileReadsItsFileAndPruneTakesBoth) {
   add_session("s1");
   CheckpointStore store(db());
-  const fs::path blobs = blob_directory(path());
+  BlobStore blobs(db());
+  const fs::path dir = blob_directory(path());
   const std::string bytes(100000, 'x');
-  ASSERT_TRUE(write_blob_file(blobs, kHashA, bytes));
-  ASSERT_TRUE(store.put_blob_in_file(kHashA, bytes.size()));
+  ASSERT_TRUE(write_blob_file(dir, kHashA, bytes));
+  ASSERT_TRUE(blobs.put_in_file(kHashA, bytes.size()));
   EXPECT_EQ(count("SELECT length(data) FROM blobs"), 0);
-  auto back = store.blob(kHashA);
+  auto back = blobs.get(kHashA);
   ASSERT_TRUE(back) << back.error().message();
   EXPECT_EQ(back->value(), bytes);
 
@@ -115,18 +117,18 @@ TEST_F(BlobInFileTest, ARowMarkedInFileReadsItsFileAndPruneTakesBoth) {
   ASSERT_TRUE(store.open(header));
   auto id = store.add_change(FileChangeRecord{0, "t1", "/w/big", kHashA, std::nullopt, 0644, 8});
   ASSERT_TRUE(id) << id.error().message();
-  EXPECT_EQ(*store.prune_blobs(), 0);
-  EXPECT_TRUE(fs::exists(blobs / "aa" / kHashA));
+  EXPECT_EQ(*blobs.prune(), 0);
+  EXPECT_TRUE(fs::exists(dir / "aa" / kHashA));
   ASSERT_TRUE(store.remove_change(*id));
-  EXPECT_EQ(*store.prune_blobs(), 1);
-  EXPECT_FALSE(fs::exists(blobs / "aa" / kHashA));
-  EXPECT_FALSE(store.blob(kHashA)->has_value());
+  EXPECT_EQ(*blobs.prune(), 1);
+  EXPECT_FALSE(fs::exists(dir / "aa" / kHashA));
+  EXPECT_FALSE(blobs.get(kHashA)->has_value());
 }
 
 TEST_F(BlobInFileTest, AMissingFileIsAnErrorThatSaysSo) {
-  CheckpointStore store(db());
-  ASSERT_TRUE(store.put_blob_in_file(kHashB, 10));
-  auto back = store.blob(kHashB);
+  BlobStore blobs(db());
+  ASSERT_TRUE(blobs.put_in_file(kHashB, 10));
+  auto back = blobs.get(kHashB);
   ASSERT_FALSE(back);
   EXPECT_NE(back.error().message().find("missing"), std::string::npos) << back.error().message();
 }

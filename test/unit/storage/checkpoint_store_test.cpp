@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "storage/blob_store.h"
 #include "storage/migrations.h"
 #include "storage/session_store.h"
 #include "test/unit/storage/storage_fixture.h"
@@ -33,18 +34,18 @@ class CheckpointStoreTest : public StorageTest {
 };
 
 TEST_F(CheckpointStoreTest, BlobsAreStoredOncePerHash) {
-  CheckpointStore store(db());
+  BlobStore blobs(db());
   const std::string bytes("a\0b\r\n\xff", 6);
-  ASSERT_TRUE(store.put_blob("h1", bytes));
-  ASSERT_TRUE(store.put_blob("h1", bytes));
-  ASSERT_TRUE(store.put_blob("h2", ""));
+  ASSERT_TRUE(blobs.put("h1", bytes));
+  ASSERT_TRUE(blobs.put("h1", bytes));
+  ASSERT_TRUE(blobs.put("h2", ""));
   EXPECT_EQ(count("SELECT count(*) FROM blobs"), 2);
   EXPECT_EQ(count("SELECT size FROM blobs WHERE hash = 'h1'"), 6);
-  auto back = store.blob("h1");
+  auto back = blobs.get("h1");
   ASSERT_TRUE(back && back->has_value());
   EXPECT_EQ(**back, bytes);
-  EXPECT_EQ(**store.blob("h2"), "");
-  EXPECT_FALSE(store.blob("nope")->has_value());
+  EXPECT_EQ(**blobs.get("h2"), "");
+  EXPECT_FALSE(blobs.get("nope")->has_value());
 }
 
 TEST_F(CheckpointStoreTest, CheckpointsAreNumberedPerSessionOnFirstUse) {
@@ -76,12 +77,13 @@ TEST_F(CheckpointStoreTest, CheckpointsAreNumberedPerSessionOnFirstUse) {
 
 TEST_F(CheckpointStoreTest, ChangesNeedTheirPreImageAndComeBackInOrder) {
   CheckpointStore store(db());
+  BlobStore blobs(db());
   ASSERT_TRUE(store.open(turn("t1")));
   auto orphan = store.add_change(change("t1", "/w/a.txt", "missing-blob", "h9"));
   ASSERT_FALSE(orphan);
   EXPECT_EQ(orphan.error().code(), Errc::not_found);
 
-  ASSERT_TRUE(store.put_blob("h1", "old\n"));
+  ASSERT_TRUE(blobs.put("h1", "old\n"));
   auto first = store.add_change(change("t1", "/w/a.txt", "h1", "h2", 0755));
   ASSERT_TRUE(first) << first.error().message();
   auto second = store.add_change(change("t1", "/w/new.txt", std::nullopt, "h3"));
@@ -127,21 +129,44 @@ TEST_F(CheckpointStoreTest, AnAbandonedChangeGoesAndTakesAnEmptyCheckpointWithIt
 
 TEST_F(CheckpointStoreTest, DeletingTheSessionCascadesAndPruneRemovesUnusedBlobs) {
   CheckpointStore store(db());
-  ASSERT_TRUE(store.put_blob("shared", "x"));
-  ASSERT_TRUE(store.put_blob("only-s1", "y"));
-  ASSERT_TRUE(store.put_blob("unused", "z"));
+  BlobStore blobs(db());
+  ASSERT_TRUE(blobs.put("shared", "x"));
+  ASSERT_TRUE(blobs.put("only-s1", "y"));
+  ASSERT_TRUE(blobs.put("unused", "z"));
   ASSERT_TRUE(store.open(turn("t1")));
   ASSERT_TRUE(store.add_change(change("t1", "/w/a", "shared", "h")));
   ASSERT_TRUE(store.add_change(change("t1", "/w/b", "only-s1", "h")));
   ASSERT_TRUE(store.open(turn("u1", "s2")));
   ASSERT_TRUE(store.add_change(change("u1", "/w/a", "shared", "h")));
 
-  EXPECT_EQ(*store.prune_blobs(), 1);  // "unused"
+  EXPECT_EQ(*blobs.prune(), 1);  // "unused"
   ASSERT_TRUE(SessionStore(db()).remove("s1"));
   EXPECT_EQ(count("SELECT count(*) FROM checkpoints"), 1);
   EXPECT_EQ(count("SELECT count(*) FROM file_changes"), 1);
-  EXPECT_EQ(*store.prune_blobs(), 1);  // "only-s1"; "shared" is still used by s2
-  EXPECT_TRUE(store.blob("shared")->has_value());
+  EXPECT_EQ(*blobs.prune(), 1);  // "only-s1"; "shared" is still used by s2
+  EXPECT_TRUE(blobs.get("shared")->has_value());
+}
+
+// A prompt's image is a blob the session itself refers to: it stays while the session does (prune or not),
+// its bytes come back with the session, and it goes with the session.
+TEST_F(CheckpointStoreTest, ASessionsAttachedBlobsLiveAsLongAsTheSession) {
+  BlobStore blobs(db());
+  ASSERT_TRUE(blobs.put("img", "png bytes"));
+  ASSERT_TRUE(blobs.attach("s1", "img"));
+  ASSERT_TRUE(blobs.attach("s1", "img"));  // twice: one reference
+  ASSERT_TRUE(blobs.attach("s2", "img"));
+  EXPECT_FALSE(blobs.attach("s1", "never-stored"));  // a reference needs its blob
+  EXPECT_EQ(*blobs.prune(), 0);
+  auto attached = blobs.attached("s1");
+  ASSERT_TRUE(attached) << attached.error().message();
+  ASSERT_EQ(attached->size(), 1U);
+  EXPECT_EQ((*attached)[0].first, "img");
+  EXPECT_EQ((*attached)[0].second, "png bytes");
+  ASSERT_TRUE(SessionStore(db()).remove("s1"));
+  EXPECT_EQ(*blobs.prune(), 0);  // s2 still refers to it
+  ASSERT_TRUE(SessionStore(db()).remove("s2"));
+  EXPECT_EQ(*blobs.prune(), 1);
+  EXPECT_FALSE(blobs.get("img")->has_value());
 }
 
 TEST(MigrationV4, UpgradesAVersion2DatabaseAndItsTablesAreStrict) {

@@ -30,6 +30,14 @@ TEST(EngineEvents, EveryKindSurvivesTheLog) {
   EXPECT_EQ(std::get<AgentTextEvent>(round_trip(AgentTextEvent{"hi \"there\"\n"})).text, "hi \"there\"\n");
   EXPECT_EQ(std::get<UserMessageEvent>(round_trip(UserMessageEvent{"fix it"})).text, "fix it");
   EXPECT_EQ(std::get<AgentThoughtEvent>(round_trip(AgentThoughtEvent{"hmm"})).text, "hmm");
+  // An image's bytes are never in the log: its hash is, and the bytes come from the session's blobs.
+  EXPECT_EQ(event_payload_json(UserImageEvent{"image/png", "ab12", 70, "iVBORw0KGgo="}),
+            R"({"mediaType":"image/png","hash":"ab12","bytes":70})");
+  auto image = std::get<UserImageEvent>(round_trip(UserImageEvent{"image/png", "ab12", 70, "iVBORw0KGgo="}));
+  EXPECT_EQ(image.media_type, "image/png");
+  EXPECT_EQ(image.hash, "ab12");
+  EXPECT_EQ(image.bytes, 70U);
+  EXPECT_EQ(image.data, "");
 
   auto started = std::get<ToolCallStartedEvent>(
       round_trip(ToolCallStartedEvent{"tc_1", "write_file", "Write a.txt", tools::ToolKind::edit}));
@@ -119,6 +127,23 @@ TEST(History, MessagesSurviveStorageWithTheirTurn) {
   ASSERT_TRUE(tool_back);
   EXPECT_TRUE(std::get<model::ToolResultBlock>(tool_back->content[0]).is_error);
   EXPECT_FALSE(message_from_json("robot", *tool_json));
+
+  // A stored image keeps its hash, type and size, not its bytes.
+  model::ImageBlock image{"image/png", "iVBORw0KGgo=", "ab12", 8, 640, 480};
+  model::Message user{model::Role::user, {image, model::TextBlock{"look"}}};
+  const std::string stored = message_to_json(user, "t_2");
+  EXPECT_EQ(stored.find("iVBORw0KGgo"), std::string::npos) << stored;
+  auto user_back = message_from_json("user", *support::parse_json(stored));
+  ASSERT_TRUE(user_back) << user_back.error().message();
+  const auto& image_back = std::get<model::ImageBlock>(user_back->content[0]);
+  EXPECT_EQ(image_back.media_type, "image/png");
+  EXPECT_EQ(image_back.hash, "ab12");
+  EXPECT_EQ(image_back.bytes, 8U);
+  EXPECT_EQ(image_back.width, 640U);
+  EXPECT_EQ(image_back.height, 480U);
+  EXPECT_TRUE(image_back.data.empty());
+  // It counts as what a provider charges for it, not as its base64.
+  EXPECT_EQ(estimate_tokens(model::Message{model::Role::user, {image}}), 4U + 410U + 4U);
 }
 
 HistoryTurn turn_of(std::string id, std::size_t chars) {

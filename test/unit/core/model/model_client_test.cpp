@@ -154,6 +154,27 @@ TEST(ModelRequestBody, ThinkingGoesBackVerbatimAndTemperatureIsOptional) {
                                           {"role":"user","content":"again"}])"));
 }
 
+// An image goes to each provider in its own form, before the words it came with; the history keeps it
+// for later calls, and a user message with an image is never flattened to a string.
+TEST(ModelRequestBody, ImagesGoAsEachProvidersImageBlock) {
+  ModelRequest request;
+  ImageBlock image;
+  image.media_type = "image/png";
+  image.data = "iVBORw0KGgo=";
+  image.hash = "ab";
+  image.bytes = 8;
+  request.messages.push_back({Role::user, {image, TextBlock{"what is wrong here?"}}});
+  const Json anthropic =
+      anthropic_request_body(default_model_config(Provider::anthropic, "claude-sonnet-4-5"), request);
+  EXPECT_EQ(anthropic["messages"], parse(R"([{"role":"user","content":[
+    {"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}},
+    {"type":"text","text":"what is wrong here?","cache_control":{"type":"ephemeral"}}]}])"));
+  const Json openai = openai_chat_request_body(default_model_config(Provider::openai, "gpt-4.1"), request);
+  EXPECT_EQ(openai["messages"], parse(R"([{"role":"user","content":[
+    {"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}},
+    {"type":"text","text":"what is wrong here?"}]}])"));
+}
+
 // ---- streaming against the mock server ----
 
 template <class T>
