@@ -33,6 +33,8 @@ AcpServer::AcpServer(protocol::Peer& peer, core::SessionManager& sessions)
   namespace method = acp::method;
   namespace ext_method = acp::ext::method;
   bind(method::kInitialize, &AcpServer::on_initialize);
+  bind(method::kAuthenticate, &AcpServer::on_authenticate);
+  bind(method::kLogout, &AcpServer::on_logout);
   bind(method::kSessionNew, &AcpServer::on_new_session);
   bind(method::kSessionLoad, &AcpServer::on_load_session);
   bind(method::kSessionResume, &AcpServer::on_resume_session);
@@ -265,8 +267,41 @@ Result<acp::InitializeResponse> AcpServer::on_initialize(const acp::InitializeRe
   response.agent_capabilities.session.delete_session = true;
   response.agent_capabilities.session.additional_directories = true;
   response.agent_info = acp::Implementation{"agentd", "agentd", support::kVersion};
+  // One API-key method per variable a model may read its key from (ACP's `agent` type: the client
+  // calls authenticate, with the key in _meta or without to use agentd's environment).
+  if (const auto& credentials = sessions_.credentials(); credentials && !credentials->key_vars().empty()) {
+    for (const auto& var : credentials->key_vars()) {
+      response.auth_methods.push_back(acp::AuthMethod{
+          var, core::model::key_var_label(var),
+          fmt::format("Uses {} from agentd's environment, or the key given as _meta.agentd.apiKey of authenticate "
+                      "(kept in memory for this process only, never stored)",
+                      var),
+          ext::to_meta(ext::AuthMethodMeta{var})});
+    }
+    response.agent_capabilities.logout = true;
+  }
   response.meta = ext::to_meta(ext::InitializeMeta{database_status()});
   return response;
+}
+
+Result<acp::Empty> AcpServer::on_authenticate(const acp::AuthenticateRequest& request) {
+  const auto& credentials = sessions_.credentials();
+  if (!credentials) return Error(Errc::invalid_argument, "agentd offers no authentication methods here");
+  std::optional<std::string> key;
+  if (request.meta.is_object() && request.meta.find("agentd") != nullptr) {
+    auto meta = support::read_json<ext::AuthenticateMeta>(request.meta["agentd"], "params._meta.agentd");
+    if (!meta) return std::move(meta).error();
+    key = std::move(meta->api_key);
+  }
+  AGENTD_TRY_VOID(credentials->authenticate(request.method_id, std::move(key)));
+  log::info("authenticated with {}", request.method_id);  // never the key
+  return acp::Empty{};
+}
+
+Result<acp::Empty> AcpServer::on_logout(const acp::LogoutRequest&) {
+  if (const auto& credentials = sessions_.credentials()) credentials->logout();
+  log::info("logged out: keys given through authenticate are forgotten, the environment's are not used");
+  return acp::Empty{};
 }
 
 AcpServer::Async<acp::NewSessionResponse> AcpServer::on_new_session(acp::NewSessionRequest r, CancelToken) {

@@ -61,6 +61,8 @@ class AcpServer {
 
   // ---- ACP (acp_server.cpp) ----
   support::Result<protocol::acp::InitializeResponse> on_initialize(const protocol::acp::InitializeRequest& request);
+  support::Result<protocol::acp::Empty> on_authenticate(const protocol::acp::AuthenticateRequest& request);
+  support::Result<protocol::acp::Empty> on_logout(const protocol::acp::LogoutRequest& request);
   Async<protocol::acp::NewSessionResponse> on_new_session(protocol::acp::NewSessionRequest r, support::CancelToken);
   Async<protocol::acp::LoadSessionResponse> on_load_session(protocol::acp::LoadSessionRequest r, support::CancelToken);
   Async<protocol::acp::ResumeSessionResponse> on_resume_session(protocol::acp::ResumeSessionRequest r,

@@ -65,6 +65,7 @@ int run_daemon(const Options& options, int in_fd, int out_fd) {
         core::model::default_model_config(core::model::Provider::anthropic, "scripted-demo");
     scripted.base_url = demo->url();
     scripted.api_key_env.clear();
+    scripted.keyless = true;
     config->models.clear();
     config->models["anthropic:scripted-demo"] = scripted;
     config->model = "anthropic:scripted-demo";

@@ -33,9 +33,33 @@ constexpr auto kShutdownGrace = std::chrono::milliseconds(2000);
 // Stopping MCP servers: closed stdin, then SIGTERM after 2 s, SIGKILL 2 s later (tools/mcp).
 constexpr auto kMcpShutdownGrace = std::chrono::milliseconds(5000);
 
+// The API-key variables agentd offers authentication for: the built-in providers', and those the user's
+// own config names (a project's file does not add any). With a fixed model (--demo), only its own.
+std::shared_ptr<core::model::Credentials> make_credentials(const HostOptions& options) {
+  std::vector<std::string> vars;
+  if (options.fixed_model) {
+    vars.push_back(options.fixed_model->api_key_env);
+  } else {
+    vars = {"ANTHROPIC_API_KEY", "OPENAI_API_KEY"};
+    auto layers = read_project_layers(
+        ConfigInputs{options.user_config_file, std::nullopt, std::nullopt, std::nullopt, options.env});
+    if (layers) {
+      for (const auto& [name, model] : layers->user.models) vars.push_back(model.api_key_env);
+    } else {
+      log::warn("the user's config could not be read for its API-key variables: {}", layers.error().message());
+    }
+  }
+  return core::model::Credentials::create(std::move(vars), options.env);
+}
+
 core::EngineContext engine_context(asio::io_context& io, core::EngineStore& store, core::model::HttpClient& http,
-                                   const HostOptions& options) {
+                                   HostOptions options) {
   core::EngineContext engine;
+  // Keys are read through the credentials (authenticate, logout), by model calls and by the config's
+  // default model choice alike.
+  engine.credentials = make_credentials(options);
+  options.env = engine.credentials->lookup();
+  engine.model_options.env = options.env;
   engine.executor = io.get_executor();
   engine.store = &store;
   engine.http = &http;

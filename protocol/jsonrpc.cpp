@@ -29,7 +29,8 @@ RpcError rpc_error_from(const Error& error) {
     case Errc::io:
     case Errc::storage:
     case Errc::conflict:
-    case Errc::limit_exceeded: {
+    case Errc::limit_exceeded:
+    case Errc::auth_required: {
       Json data;
       data["kind"] = support::errc_name(error.code());
       return {error_code::kServerError, error.message(), std::move(data)};

@@ -31,7 +31,8 @@ inline constexpr int kInternalError = -32603;
 inline constexpr int kRequestCancelled = -32800;  // LSP's and ACP's code for a cancelled request
 // Server-defined range (-32000..-32099), ours:
 inline constexpr int kResourceNotFound = -32002;  // ACP: the session (or other resource) does not exist
-inline constexpr int kServerError = -32000;       // a dependency failed: storage, disk, network
+inline constexpr int kServerError = -32000;       // a dependency failed (storage, disk, network), or ACP's
+                                                  // auth_required (data.kind says which)
 }  // namespace error_code
 
 struct RpcError {

@@ -31,6 +31,7 @@
 #include "core/engine/slash_commands.h"
 #include "core/engine/tool_executor.h"
 #include "core/engine/turn_context.h"
+#include "core/model/credentials.h"
 #include "core/model/http_client.h"
 #include "core/model/model_client.h"
 #include "core/model/model_config.h"
@@ -65,6 +66,8 @@ struct EngineContext {
   model::HttpClient* http = nullptr;
   ToolInstaller install_tools;
   model::ModelClientOptions model_options;
+  // The API keys sessions may use (ACP authenticate/logout); null: the environment's, no gating.
+  std::shared_ptr<model::Credentials> credentials;
   std::string system_rules;  // the built-in rules text (core/engine/system_rules.md)
   ProjectSettingsLoader project_settings;
   // The warm file index every session's context retrieval shares (keyed by root inside, thread-safe).

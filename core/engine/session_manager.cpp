@@ -93,6 +93,11 @@ asio::awaitable<Result<std::shared_ptr<Session>>> SessionManager::create(NewSess
   if (!settings->resolve_model) co_return Error(Errc::internal, "no model resolver is configured");
   auto model = settings->resolve_model(settings->model_spec);
   if (!model) co_return std::move(model).error().context("the default model");
+  // A session that could never call its model is refused before it is stored (ACP auth_required), so
+  // the client authenticates first.
+  if (engine_.credentials && !engine_.credentials->usable(*model)) {
+    co_return engine_.credentials->missing(*model, settings->model_spec);
+  }
 
   storage::SessionRecord record;
   record.id = new_id("s");

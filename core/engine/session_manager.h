@@ -38,6 +38,9 @@ class SessionManager {
  public:
   // `engine` must outlive the manager; its project_settings gives each session its project's settings.
   explicit SessionManager(EngineContext& engine);
+
+  // The API keys the sessions use (authenticate, logout); null when nothing gates them.
+  const std::shared_ptr<model::Credentials>& credentials() const noexcept { return engine_.credentials; }
   ~SessionManager();
 
   boost::asio::awaitable<support::Result<std::shared_ptr<Session>>> create(NewSessionParams params);

@@ -147,6 +147,10 @@ asio::awaitable<Result<TurnOutcome>> Session::prompt(PromptInput input, CancelTo
                                 "send session/cancel first, or wait for the turn to end",
                                 info_.id, running_->id));
   }
+  // Without a key the model cannot be called: said before a turn starts (a slash command needs none).
+  if (engine_.credentials && !is_slash_command(input.text) && !engine_.credentials->usable(model_)) {
+    co_return engine_.credentials->missing(model_, model_spec_);
+  }
   auto self = shared_from_this();  // the session outlives its running turn, even if closed meanwhile
   const TurnStart turn = begin_turn(input, cancel);
   TurnSpanSink sink(events_, turn.id);
@@ -513,7 +517,8 @@ Result<TurnOutcome> Session::stream_failed(const ModelResponse& response, Histor
   }
   if (cancel.cancelled()) return stopped(StopReason::cancelled);
   const model::ModelError& error = response.result.error.value_or(model::ModelError{});
-  return Error(Errc::unavailable,
+  // A key the provider refused (or none at all) is the client's to fix with authenticate.
+  return Error(error.kind == model::ErrorKind::auth ? Errc::auth_required : Errc::unavailable,
                fmt::format("model error ({}{}): {}", model::error_kind_name(error.kind),
                            error.http_status != 0 ? fmt::format(", HTTP {}", error.http_status) : "", error.message),
                error.http_status);

@@ -47,7 +47,9 @@ std::optional<Provider> parse_provider(std::string_view name) noexcept {
 void apply_defaults(ModelConfig& config) {
   const bool anthropic = config.provider == Provider::anthropic;
   if (config.base_url.empty()) config.base_url = std::string(default_base_url(config.provider));
-  if (config.api_key_env.empty()) config.api_key_env = anthropic ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY";
+  if (config.api_key_env.empty() && !config.keyless) {
+    config.api_key_env = anthropic ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY";
+  }
   if (config.anthropic_version.empty()) config.anthropic_version = std::string(kDefaultAnthropicVersion);
   const ModelInfo* info = find_model_info(config.model);
   if (config.context_window == 0) {
@@ -118,6 +120,8 @@ bool from_json(const support::JsonIn& in, ModelConfig& out) {
   if (!in.optional("base_url", out.base_url)) return false;
   if (!out.base_url.empty() && !parse_url(out.base_url)) return in["base_url"].fail("not an http(s) URL");
   if (!in.optional("api_key_env", out.api_key_env)) return false;
+  // Said and empty: no key at all (a local server), not the provider's default variable.
+  out.keyless = in.json().contains("api_key_env") && out.api_key_env.empty();
   if (!in.optional("context_window", out.context_window)) return false;
   if (!in.optional("max_output_tokens", out.max_output_tokens)) return false;
   if (!in.optional("anthropic_version", out.anthropic_version)) return false;

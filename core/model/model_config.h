@@ -31,7 +31,8 @@ struct ModelConfig {
   // Anthropic: the host root ("/v1/messages" is appended). OpenAI: the API root including "/v1"
   // ("/chat/completions" is appended), as the SDKs and local servers spell it.
   std::string base_url;
-  std::string api_key_env;  // empty: send no key (local servers)
+  std::string api_key_env;  // empty after apply_defaults only for a keyless model
+  bool keyless = false;     // the config said "api_key_env": "": send no key (a local server)
   std::uint64_t context_window = 0;
   std::uint32_t max_output_tokens = 0;
   std::string anthropic_version{kDefaultAnthropicVersion};

@@ -15,6 +15,7 @@ constexpr support::EnumName<Errc> kErrcNames[] = {
     {Errc::storage, "storage"},
     {Errc::conflict, "conflict"},
     {Errc::limit_exceeded, "limit_exceeded"},
+    {Errc::auth_required, "auth_required"},
     {Errc::internal, "internal"},
 };
 static_assert(support::names_every_value(kErrcNames, Errc::internal));

@@ -30,6 +30,7 @@ enum class Errc {
   storage,         // a database failure
   conflict,        // state changed under us (stale file, newer schema, duplicate id)
   limit_exceeded,  // a configured bound was hit (size, count, budget)
+  auth_required,   // no usable credentials (an API key) for what was asked: ACP's auth_required
   internal,        // a bug or an invariant broken: never the user's fault
 };
 

@@ -516,6 +516,24 @@ bool from_json(const JsonIn& in, TurnVerificationInfo& out) {
          in.required("notRun", out.not_run) && in.required("summary", out.summary);
 }
 
+Json to_meta(const AuthenticateMeta& v) {
+  Json j = Json::object();
+  if (v.api_key) j["apiKey"] = *v.api_key;
+  return agentd_meta(std::move(j));
+}
+bool from_json(const JsonIn& in, AuthenticateMeta& out) {
+  return in.require_object() && in.optional("apiKey", out.api_key);
+}
+
+Json to_meta(const AuthMethodMeta& v) {
+  Json j = Json::object();
+  j["envVar"] = v.env_var;
+  return agentd_meta(std::move(j));
+}
+bool from_json(const JsonIn& in, AuthMethodMeta& out) {
+  return in.require_object() && in.required("envVar", out.env_var);
+}
+
 Json to_meta(const PromptMeta& v) {
   Json j = Json::object();
   j["turnId"] = v.turn_id;

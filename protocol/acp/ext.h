@@ -339,6 +339,19 @@ struct InitializeMeta {
   DatabaseStatus database{};
 };
 
+// authenticate's request: the API key for the method's variable, for this process only. Without it,
+// agentd uses the variable from its environment.
+struct AuthenticateMeta {
+  static constexpr std::string_view kKey{};
+  std::optional<std::string> api_key{};
+};
+
+// An auth method of initialize's answer: the environment variable it is about.
+struct AuthMethodMeta {
+  static constexpr std::string_view kKey{};
+  std::string env_var{};
+};
+
 // session/update notifications: the per-session sequence number clients replay from.
 struct UpdateMeta {
   static constexpr std::string_view kKey{};
@@ -425,6 +438,8 @@ struct PermissionRequestMeta {
 support::Json agentd_meta(support::Json inner);
 
 support::Json to_meta(const InitializeMeta& v);
+support::Json to_meta(const AuthenticateMeta& v);
+support::Json to_meta(const AuthMethodMeta& v);
 support::Json to_meta(const UpdateMeta& v);
 support::Json to_meta(const PromptMeta& v);
 support::Json to_meta(const UsageMeta& v);
@@ -433,6 +448,8 @@ support::Json to_meta(const ProjectTrustMeta& v);
 support::Json to_meta(const PermissionRequestMeta& v);
 
 bool from_json(const support::JsonIn& in, UpdateMeta& out);
+bool from_json(const support::JsonIn& in, AuthenticateMeta& out);
+bool from_json(const support::JsonIn& in, AuthMethodMeta& out);
 bool from_json(const support::JsonIn& in, VerificationRunInfo& out);
 bool from_json(const support::JsonIn& in, NotRunInfo& out);
 bool from_json(const support::JsonIn& in, TurnVerificationInfo& out);

@@ -86,7 +86,42 @@ void to_json(JsonWriter& w, const AgentCapabilities& v) {
     flag("close", s.close);
     w.end_object();
   }
+  if (v.logout) w.key("auth").begin_object().key("logout").begin_object().end_object().end_object();
   w.end_object();
+}
+
+bool from_json(const JsonIn& in, AuthMethod& out) {
+  // An unknown `type` (terminal, or a future one) is still read: the client skips what it cannot use.
+  return in.require_object() && in.required("id", out.id) && in.required("name", out.name) &&
+         in.optional("description", out.description) && in.optional("_meta", out.meta);
+}
+
+void to_json(JsonWriter& w, const AuthMethod& v) {
+  w.begin_object().member("id", v.id).member("name", v.name);
+  w.optional_member("description", v.description);
+  if (v.meta.is_object()) w.member("_meta", v.meta);
+  w.end_object();
+}
+
+bool from_json(const JsonIn& in, AuthenticateRequest& out) {
+  return in.require_object() && in.required("methodId", out.method_id) && in.optional("_meta", out.meta);
+}
+
+void to_json(JsonWriter& w, const AuthenticateRequest& v) {
+  w.begin_object().member("methodId", v.method_id);
+  if (v.meta.is_object()) w.member("_meta", v.meta);
+  w.end_object();
+}
+
+void to_json(JsonWriter& w, const LogoutRequest& v) {
+  w.begin_object();
+  if (v.meta.is_object()) w.member("_meta", v.meta);
+  w.end_object();
+}
+
+bool from_json(const JsonIn& in, LogoutRequest& out) {
+  if (in.json().is_null()) return true;
+  return in.require_object() && in.optional("_meta", out.meta);
 }
 
 void to_json(JsonWriter& w, const InitializeResponse& v) {
@@ -94,7 +129,9 @@ void to_json(JsonWriter& w, const InitializeResponse& v) {
   w.member("protocolVersion", v.protocol_version);
   w.member("agentCapabilities", v.agent_capabilities);
   w.member("agentInfo", v.agent_info);
-  w.key("authMethods").begin_array().end_array();
+  w.key("authMethods").begin_array();
+  for (const auto& method : v.auth_methods) w.value(method);
+  w.end_array();
   if (v.meta.is_object()) w.member("_meta", v.meta);
   w.end_object();
 }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/support/json_reader.h"
 #include "core/support/json_writer.h"
@@ -62,13 +63,33 @@ struct AgentCapabilities {
   PromptCapabilities prompt;
   McpCapabilities mcp;
   SessionCapabilities session;
+  bool logout = false;  // auth.logout: written as `{}` when set
+};
+
+// An `agent` authentication method (the default type): the client calls `authenticate` with its id.
+struct AuthMethod {
+  std::string id;
+  std::string name;
+  std::optional<std::string> description;
+  support::Json meta{};
 };
 
 struct InitializeResponse {
   std::uint32_t protocol_version = kProtocolVersion;
   AgentCapabilities agent_capabilities;
   Implementation agent_info;
+  std::vector<AuthMethod> auth_methods;
   support::Json meta{};  // written as `_meta` when an object
+};
+
+// `authenticate {methodId}`; agentd reads a key from `_meta.agentd.apiKey` (protocol/acp/ext.h).
+struct AuthenticateRequest {
+  std::string method_id;
+  support::Json meta{};
+};
+// `logout {}`.
+struct LogoutRequest {
+  support::Json meta{};
 };
 
 // The version we answer with: the client's when we speak it, else the latest we do (the client then
@@ -78,6 +99,12 @@ std::uint32_t negotiate_version(std::uint32_t client_version) noexcept;
 bool from_json(const support::JsonIn& in, Implementation& out);
 bool from_json(const support::JsonIn& in, ClientCapabilities& out);
 bool from_json(const support::JsonIn& in, InitializeRequest& out);
+bool from_json(const support::JsonIn& in, AuthMethod& out);
+bool from_json(const support::JsonIn& in, AuthenticateRequest& out);
+bool from_json(const support::JsonIn& in, LogoutRequest& out);
+void to_json(support::JsonWriter& w, const AuthMethod& v);
+void to_json(support::JsonWriter& w, const AuthenticateRequest& v);
+void to_json(support::JsonWriter& w, const LogoutRequest& v);
 void to_json(support::JsonWriter& w, const Implementation& v);
 void to_json(support::JsonWriter& w, const AgentCapabilities& v);
 void to_json(support::JsonWriter& w, const InitializeResponse& v);

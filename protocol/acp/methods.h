@@ -9,6 +9,7 @@ namespace agentd::protocol::acp::method {
 // Handled by the agent (us).
 inline constexpr std::string_view kInitialize = "initialize";
 inline constexpr std::string_view kAuthenticate = "authenticate";
+inline constexpr std::string_view kLogout = "logout";
 inline constexpr std::string_view kSessionNew = "session/new";
 inline constexpr std::string_view kSessionLoad = "session/load";
 inline constexpr std::string_view kSessionList = "session/list";

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "protocol/acp/client_methods.h"
+#include "protocol/acp/ext.h"
 #include "protocol/acp/initialize.h"
 #include "protocol/acp/methods.h"
 #include "protocol/acp/session.h"
@@ -54,6 +55,8 @@ using Check = std::function<Json(const Json&, std::string_view)>;
 // Requests and notifications by method, and the results that answer them.
 const std::map<std::string_view, Check>& params_types() {
   static const std::map<std::string_view, Check> kTypes = {
+      {method::kAuthenticate, through<AuthenticateRequest>},
+      {method::kLogout, through<LogoutRequest>},
       {method::kSessionNew, through<NewSessionRequest>},
       {method::kSessionLoad, through<LoadSessionRequest>},
       {method::kSessionList, through<ListSessionsRequest>},
@@ -74,6 +77,8 @@ const std::map<std::string_view, Check>& params_types() {
 
 const std::map<std::string_view, Check>& result_types() {
   static const std::map<std::string_view, Check> kTypes = {
+      {method::kAuthenticate, through<Empty>},
+      {method::kLogout, through<Empty>},
       {method::kSessionNew, through<NewSessionResponse>},
       {method::kSessionLoad, through<LoadSessionResponse>},
       {method::kSessionList, through<ListSessionsResponse>},
@@ -90,7 +95,7 @@ const std::map<std::string_view, Check>& result_types() {
   return kTypes;
 }
 
-constexpr std::size_t kLines = 38;
+constexpr std::size_t kLines = 42;
 
 TEST(AcpExamples, EveryMessageRoundTrips) {
   const auto lines = examples();
@@ -130,7 +135,13 @@ TEST(AcpExamples, EveryMessageRoundTrips) {
       r.agent_capabilities.prompt.image = true;
       r.agent_capabilities.session = {
           .list = true, .resume = true, .close = true, .delete_session = true, .additional_directories = true};
+      r.agent_capabilities.logout = true;
       r.agent_info = Implementation{.name = "agentd", .title = "agentd", .version = "0.1.0"};
+      r.auth_methods.push_back(AuthMethod{
+          "ANTHROPIC_API_KEY", "Anthropic API key",
+          "Uses ANTHROPIC_API_KEY from agentd's environment, or the key given as _meta.agentd.apiKey of authenticate "
+          "(kept in memory for this process only, never stored)",
+          ext::to_meta(ext::AuthMethodMeta{"ANTHROPIC_API_KEY"})});
       EXPECT_EQ(written(r), msg["result"]);
       ++checked;
       continue;

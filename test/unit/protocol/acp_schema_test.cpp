@@ -456,6 +456,8 @@ TEST_F(AcpSchema, EveryExampleMessage) {
   ASSERT_TRUE(file);
   const std::map<std::string, std::pair<std::string, std::string>> kTypes = {
       {"initialize", {"InitializeRequest", "InitializeResponse"}},
+      {"authenticate", {"AuthenticateRequest", "AuthenticateResponse"}},
+      {"logout", {"LogoutRequest", "LogoutResponse"}},
       {"session/new", {"NewSessionRequest", "NewSessionResponse"}},
       {"session/prompt", {"PromptRequest", "PromptResponse"}},
       {"session/cancel", {"CancelNotification", ""}},

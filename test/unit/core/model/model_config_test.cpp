@@ -82,6 +82,16 @@ TEST(ModelConfig, FromJsonFillsDefaultsAndKeepsChoices) {
   EXPECT_EQ(config->base_url, "http://127.0.0.1:11434/v1");
   EXPECT_EQ(config->context_window, 32768U);
   EXPECT_EQ(config->max_output_tokens, 16'384U);
+  // "api_key_env": "" is a keyless local server, also after defaults are applied again (resolve_model).
+  EXPECT_EQ(config->api_key_env, "");
+  EXPECT_TRUE(config->keyless);
+  apply_defaults(*config);
+  EXPECT_EQ(config->api_key_env, "");
+  // Left out, the provider's variable.
+  auto keyed = support::read_json<ModelConfig>(parse(R"({"provider":"openai","model":"gpt-4.1"})"), "model");
+  ASSERT_TRUE(keyed);
+  EXPECT_EQ(keyed->api_key_env, "OPENAI_API_KEY");
+  EXPECT_FALSE(keyed->keyless);
   ASSERT_EQ(config->extra_headers.size(), 1U);
   EXPECT_EQ(config->extra_headers[0], (HttpHeader{"x-team", "core"}));
 }
