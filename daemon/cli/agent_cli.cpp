@@ -32,6 +32,7 @@
 #include "core/support/version.h"
 #include "daemon/cli/agent_process.h"
 #include "daemon/cli/cli_options.h"
+#include "daemon/cli/terminal_text.h"
 #include "protocol/acp/client_methods.h"
 #include "protocol/acp/ext.h"
 #include "protocol/acp/ext_methods.h"
@@ -304,7 +305,7 @@ class Cli {
     FILE* f = o_.print ? stderr : stdout;
     const Style& s = o_.print ? err_style_ : out_style_;
     if (!at_line_start_ && f == stdout) std::fputc('\n', f);
-    std::fprintf(f, "%s\n", s.dim(text).c_str());
+    std::fprintf(f, "%s\n", s.dim(terminal_safe(text)).c_str());
     std::fflush(f);
     if (f == stdout) at_line_start_ = true;
   }
@@ -327,7 +328,7 @@ class Cli {
     const bool ok = call.status == "completed";
     const std::string mark = ok ? s.green("✓") : s.red("✗");
     std::string line = fmt::format("{} {}", mark, s.bold(call.title));
-    if (!detail.empty()) line += " " + s.dim("· " + detail);
+    if (!detail.empty()) line += " " + s.dim("· " + terminal_safe(detail));
     std::fprintf(f, "%s\n", line.c_str());
     std::fflush(f);
     if (f == stdout) at_line_start_ = true;
@@ -339,6 +340,7 @@ class Cli {
     const fs::path relative = fs::path(path).lexically_relative(fs::current_path(ec));
     if (!relative.empty() && *relative.begin() != "..") path = relative.string();
     tools::DiffOptions options;
+    path = terminal_safe(path);
     options.old_label = path;
     options.new_label = path;
     const auto diff = tools::unified_diff(diff_block.old_text.value_or(""), diff_block.new_text, options);
@@ -347,6 +349,7 @@ class Cli {
     std::istringstream lines(diff.text);
     std::string line;
     while (std::getline(lines, line)) {
+      line = terminal_safe(line);  // a file's text is a stranger's: its escapes are shown, not obeyed
       if (line.starts_with("+++") || line.starts_with("---")) {
         line = s.bold(line);
       } else if (line.starts_with("+")) {
@@ -378,14 +381,14 @@ class Cli {
       turn_text_ += text;
       if (human_ && !text.empty()) {
         clear_spinner();
-        std::fputs(text.c_str(), stdout);
+        std::fputs(terminal_safe(text).c_str(), stdout);
         std::fflush(stdout);
         at_line_start_ = text.back() == '\n';
       }
     } else if (const auto* thought = std::get_if<acp::AgentThoughtChunk>(&update)) {
       if (human_ && !o_.print) {
         clear_spinner();
-        std::fputs(out_style_.dim(text_of(thought->content)).c_str(), stdout);
+        std::fputs(out_style_.dim(terminal_safe(text_of(thought->content))).c_str(), stdout);
         std::fflush(stdout);
         at_line_start_ = false;
       }
@@ -412,7 +415,7 @@ class Cli {
                     const std::vector<acp::ToolCallContent>* content) {
     ToolCallView& call = calls_[id];
     if (call.title.empty()) order_.push_back(id);
-    if (title) call.title = *title;
+    if (title) call.title = terminal_safe(*title);
     if (kind) call.kind = std::string(acp::name(*kind));
     if (status) call.status = std::string(acp::name(*status));
     if (call.status == "in_progress" || call.status == "pending") running_title_ = call.title;
@@ -491,8 +494,8 @@ class Cli {
   std::string ask_keyboard(const std::string& title, const std::string& reason) {
     clear_spinner();
     if (!at_line_start_) std::fputc('\n', stdout);
-    std::fprintf(stdout, "%s %s%s\n", out_style_.yellow("?").c_str(), out_style_.bold(title).c_str(),
-                 reason.empty() ? "" : out_style_.dim(" (" + reason + ")").c_str());
+    std::fprintf(stdout, "%s %s%s\n", out_style_.yellow("?").c_str(), out_style_.bold(terminal_safe(title)).c_str(),
+                 reason.empty() ? "" : out_style_.dim(" (" + terminal_safe(reason) + ")").c_str());
     for (;;) {
       std::fprintf(stdout, "  allow? [y]es / [n]o / [a]lways / [r]eject always: ");
       std::fflush(stdout);
@@ -587,7 +590,7 @@ class Cli {
       body["message"] = message;
       emit_jsonl("error", std::move(body));
     }
-    std::fprintf(stderr, "agent: %s\n", message.c_str());
+    std::fprintf(stderr, "agent: %s\n", terminal_safe(message).c_str());
   }
 
   TurnResult prompt(const std::string& text) {
@@ -663,8 +666,10 @@ class Cli {
         std::fputc('\n', stdout);
         at_line_start_ = true;
       }
-      if (!r.error.empty()) std::fprintf(stderr, "agent: %s\n", r.error.c_str());
-      if (r.verification) std::fprintf(stderr, "%s\n", err_style_.dim(r.verification->summary).c_str());
+      if (!r.error.empty()) std::fprintf(stderr, "agent: %s\n", terminal_safe(r.error).c_str());
+      if (r.verification) {
+        std::fprintf(stderr, "%s\n", err_style_.dim(terminal_safe(r.verification->summary)).c_str());
+      }
       std::string line = fmt::format("{} · {} in / {} out tokens", r.stop_reason.empty() ? "error" : r.stop_reason,
                                      usage["inputTokens"].as_int64(), usage["outputTokens"].as_int64());
       if (cost_usd.is_number()) line += fmt::format(" · ${:.4f}", cost_usd.as_double());
@@ -754,7 +759,7 @@ class Cli {
       std::string line = fmt::format("{}  {}", s.session_id, s.updated_at.value_or(""));
       if (o_.all) line += "  " + s.cwd;
       if (s.title) line += "  " + *s.title;
-      std::fprintf(stdout, "%s\n", line.c_str());
+      std::fprintf(stdout, "%s\n", terminal_safe(line).c_str());
     }
     return kExitOk;
   }

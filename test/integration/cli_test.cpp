@@ -122,6 +122,18 @@ TEST(AgentCli, PrintModeStreamsTextAndShowsToolCalls) {
   EXPECT_THAT(r.out, Not(HasSubstr("✓"))) << "stdout is the answer only";
 }
 
+// A hostile model (or the repository it read) cannot command the user's terminal through agent: its
+// escape sequences (window title, clipboard write, screen clear) are printed as visible characters.
+TEST(AgentCli, EscapeSequencesFromTheModelAreShownNotObeyed) {
+  CliFixture f(text("evil", R"(\u001b]0;pwned\u0007\u001b]52;c;cm0gLXJmIH4=\u0007\u001b[2JAll done.)"));
+  CliRun r = f.run({"-p", "hi"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("All done."));
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find('\x07'), std::string::npos) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("␛]52;c;"));
+}
+
 TEST(AgentCli, JsonlPrintsEventsAsTheyHappenAndJsonOneObject) {
   CliFixture f(tool("read", "read_file", R"({"path": "notes.txt"})") + "," + text("done", "Read.") + "," +
                text("again", "Second."));
