@@ -132,6 +132,11 @@ std::string_view stop_reason_id(StopReason reason) noexcept { return support::en
 
 asio::awaitable<Result<TurnOutcome>> Session::prompt(PromptInput input, CancelToken cancel) {
   co_await asio::dispatch(strand_, asio::use_awaitable);
+  // Without a key the model cannot be called: said before a turn starts, and before the prompt's images
+  // are read (a slash command needs no key).
+  if (engine_.credentials && !is_slash_command(input.text) && !engine_.credentials->usable(model_)) {
+    co_return engine_.credentials->missing(model_, model_spec_);
+  }
   std::vector<LoadedImage> images;
   if (!input.images.empty()) {
     if (is_slash_command(input.text)) {
@@ -146,10 +151,6 @@ asio::awaitable<Result<TurnOutcome>> Session::prompt(PromptInput input, CancelTo
                     fmt::format("session {} is already running turn {}; a session runs one turn at a time: "
                                 "send session/cancel first, or wait for the turn to end",
                                 info_.id, running_->id));
-  }
-  // Without a key the model cannot be called: said before a turn starts (a slash command needs none).
-  if (engine_.credentials && !is_slash_command(input.text) && !engine_.credentials->usable(model_)) {
-    co_return engine_.credentials->missing(model_, model_spec_);
   }
   auto self = shared_from_this();  // the session outlives its running turn, even if closed meanwhile
   const TurnStart turn = begin_turn(input, cancel);
