@@ -38,6 +38,7 @@ AcpServer::AcpServer(protocol::Peer& peer, core::SessionManager& sessions)
   bind(method::kSessionNew, &AcpServer::on_new_session);
   bind(method::kSessionLoad, &AcpServer::on_load_session);
   bind(method::kSessionResume, &AcpServer::on_resume_session);
+  bind(method::kSessionFork, &AcpServer::on_fork_session);
   bind(method::kSessionList, &AcpServer::on_list_sessions);
   bind(method::kSessionClose, &AcpServer::on_close_session);
   bind(method::kSessionDelete, &AcpServer::on_delete_session);
@@ -266,6 +267,7 @@ Result<acp::InitializeResponse> AcpServer::on_initialize(const acp::InitializeRe
   response.agent_capabilities.session.close = true;
   response.agent_capabilities.session.delete_session = true;
   response.agent_capabilities.session.additional_directories = true;
+  response.agent_capabilities.session.fork = true;
   response.agent_info = acp::Implementation{"agentd", "agentd", support::kVersion};
   // One API-key method per variable a model may read its key from (ACP's `agent` type: the client
   // calls authenticate, with the key in _meta or without to use agentd's environment).
@@ -350,6 +352,25 @@ AcpServer::Async<acp::ResumeSessionResponse> AcpServer::on_resume_session(acp::R
   if (!session) co_return std::move(session).error();
   (*session)->attach(frontend_);
   co_return session_state<acp::ResumeSessionResponse>(**session);
+}
+
+AcpServer::Async<acp::ForkSessionResponse> AcpServer::on_fork_session(acp::ForkSessionRequest r, CancelToken) {
+  auto servers = mcp_configs(r.mcp_servers);
+  if (!servers) co_return std::move(servers).error();
+  core::ForkSessionParams params{r.session_id, r.cwd, r.additional_directories, std::move(*servers), {}};
+  if (r.meta.is_object() && r.meta.find("agentd") != nullptr) {
+    auto meta = support::read_json<ext::ForkSessionMeta>(r.meta["agentd"], "params._meta.agentd");
+    if (!meta) co_return std::move(meta).error();
+    params.up_to_turn = std::move(meta->turn_id);
+  }
+  auto session = co_await sessions_.fork(std::move(params));
+  if (!session) co_return std::move(session).error();
+  (*session)->attach(frontend_);
+  // Like session/new: the client learns the fork's id from the answer, so its commands come after.
+  announce_later(*session);
+  auto response = session_state<acp::ForkSessionResponse>(**session);
+  response.session_id = (*session)->id();
+  co_return response;
 }
 
 AcpServer::Async<acp::ListSessionsResponse> AcpServer::on_list_sessions(acp::ListSessionsRequest r, CancelToken) {

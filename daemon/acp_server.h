@@ -67,6 +67,8 @@ class AcpServer {
   Async<protocol::acp::LoadSessionResponse> on_load_session(protocol::acp::LoadSessionRequest r, support::CancelToken);
   Async<protocol::acp::ResumeSessionResponse> on_resume_session(protocol::acp::ResumeSessionRequest r,
                                                                 support::CancelToken);
+  Async<protocol::acp::ForkSessionResponse> on_fork_session(protocol::acp::ForkSessionRequest r,
+                                                            support::CancelToken cancel);
   Async<protocol::acp::ListSessionsResponse> on_list_sessions(protocol::acp::ListSessionsRequest r,
                                                               support::CancelToken);
   support::Result<protocol::acp::CloseSessionResponse> on_close_session(const protocol::acp::CloseSessionRequest& r);

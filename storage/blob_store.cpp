@@ -52,17 +52,21 @@ Result<void> BlobStore::attach(std::string_view session_id, std::string_view has
   return (*stmt)->run();
 }
 
-Result<std::vector<std::pair<std::string, std::string>>> BlobStore::attached(std::string_view session_id) {
+Result<std::vector<std::string>> BlobStore::attached_hashes(std::string_view session_id) {
   std::vector<std::string> hashes;
-  {
-    auto stmt = db_.cached("SELECT hash FROM session_blobs WHERE session_id = ? ORDER BY hash");
-    if (!stmt) return std::move(stmt).error();
-    (*stmt)->bind(1, session_id);
-    while (AGENTD_TRY((*stmt)->step())) hashes.emplace_back((*stmt)->column_text(0));
-  }
+  auto stmt = db_.cached("SELECT hash FROM session_blobs WHERE session_id = ? ORDER BY hash");
+  if (!stmt) return std::move(stmt).error();
+  (*stmt)->bind(1, session_id);
+  while (AGENTD_TRY((*stmt)->step())) hashes.emplace_back((*stmt)->column_text(0));
+  return hashes;
+}
+
+Result<std::vector<std::pair<std::string, std::string>>> BlobStore::attached(std::string_view session_id) {
+  auto hashes = attached_hashes(session_id);
+  if (!hashes) return std::move(hashes).error();
   std::vector<std::pair<std::string, std::string>> out;
-  out.reserve(hashes.size());
-  for (auto& hash : hashes) {
+  out.reserve(hashes->size());
+  for (auto& hash : *hashes) {
     auto bytes = get(hash);
     if (!bytes) return std::move(bytes).error();
     if (*bytes) out.emplace_back(std::move(hash), std::move(**bytes));

@@ -31,7 +31,8 @@ class BlobStore {
 
   // Keeps the blob `hash` (stored first) for as long as the session exists.
   Result<void> attach(std::string_view session_id, std::string_view hash);
-  // The session's attached blobs, hash and bytes.
+  // The hashes of the session's attached blobs, in order; and the blobs with their bytes.
+  Result<std::vector<std::string>> attached_hashes(std::string_view session_id);
   Result<std::vector<std::pair<std::string, std::string>>> attached(std::string_view session_id);
 
   // Deletes blobs nothing refers to (left by deleted sessions), their files with them, and files no blob

@@ -117,8 +117,16 @@ class EngineStore {
           });
           if (!queued) {
             boost::asio::post(executor, [shared]() mutable {
+// GCC 12 cannot tell that this Result holds the Error and warns that T's members are moved uninitialized.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
               (*shared)(support::Result<T>(
                   support::Error(support::Errc::unavailable, "the database worker is shutting down")));
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
             });
           }
         },

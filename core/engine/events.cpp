@@ -232,4 +232,17 @@ support::Result<EngineEvent> event_from_log(std::string_view kind, const Json& p
   return Error(Errc::parse_error, fmt::format("unknown event kind \"{}\" in the log", kind));
 }
 
+void rename_event_refs(std::string_view kind, Json& payload, const LogRenames& renames) {
+  if (kind != "compaction" || !payload.is_object()) return;
+  for (const char* key : {"firstTurn", "lastTurn"}) {
+    if (!payload[key].is_string()) continue;
+    if (auto it = renames.turns.find(payload[key].as_string()); it != renames.turns.end()) payload.set(key, it->second);
+  }
+  if (payload["id"].is_integer()) {
+    if (auto it = renames.compactions.find(payload["id"].as_int64()); it != renames.compactions.end()) {
+      payload.set("id", it->second);
+    }
+  }
+}
+
 }  // namespace agentd::core

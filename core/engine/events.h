@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -118,5 +119,13 @@ struct SequencedEvent {
 // Payload JSON (without the kind), and back from the log's kind + payload.
 std::string event_payload_json(const EngineEvent& event);
 support::Result<EngineEvent> event_from_log(std::string_view kind, const support::Json& payload);
+// Ids a copied log refers to, old -> new (session/fork copies a session under new ids).
+struct LogRenames {
+  std::map<std::string, std::string, std::less<>> turns;
+  std::map<std::int64_t, std::int64_t> compactions;
+};
+// Renames what a logged payload refers to (a compaction's record and range of turns); ids `renames`
+// does not know are left as they are.
+void rename_event_refs(std::string_view kind, support::Json& payload, const LogRenames& renames);
 
 }  // namespace agentd::core

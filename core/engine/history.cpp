@@ -82,6 +82,10 @@ std::string message_to_json(const model::Message& message, std::string_view turn
   return out;
 }
 
+std::string message_turn_id(const Json& json) { return str(json["turn"]); }
+
+void set_message_turn_id(Json& json, std::string_view turn_id) { json.set("turn", std::string(turn_id)); }
+
 support::Result<model::Message> message_from_json(std::string_view role, const Json& json, std::string* turn_id) {
   model::Message m;
   if (role == "user") {
@@ -93,7 +97,7 @@ support::Result<model::Message> message_from_json(std::string_view role, const J
   } else {
     return Error(Errc::parse_error, fmt::format("stored message has unknown role \"{}\"", role));
   }
-  if (turn_id != nullptr) *turn_id = str(json["turn"]);
+  if (turn_id != nullptr) *turn_id = message_turn_id(json);
   const Json& content = json["content"];
   if (!content.is_array()) return Error(Errc::parse_error, "stored message has no content array");
   for (const Json& b : content.as_array()) {

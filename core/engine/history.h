@@ -22,6 +22,10 @@ std::string message_to_json(const model::Message& message, std::string_view turn
 support::Result<model::Message> message_from_json(std::string_view role, const support::Json& json,
                                                   std::string* turn_id = nullptr);
 std::string_view role_name(model::Role role) noexcept;
+// The turn a stored message belongs to ("" when it names none), and the same message moved to another
+// turn (session/fork copies a history under new turn ids).
+std::string message_turn_id(const support::Json& json);
+void set_message_turn_id(support::Json& json, std::string_view turn_id);
 
 // A rough token estimate (bytes / 4, rounded up) used before sending, when no usage is known yet.
 // Conservative for English and code; providers' counts replace it as soon as a call reports usage.

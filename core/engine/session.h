@@ -133,6 +133,8 @@ class Session : public std::enable_shared_from_this<Session> {
   const model::ModelConfig& model_config() const noexcept { return model_; }
   PermissionMode mode() const noexcept { return policy_.mode(); }
   bool busy() const noexcept { return running_.has_value(); }
+  // The id of the turn (or restore) running now, if any.
+  std::optional<std::string> running_id() const { return running_ ? std::optional(running_->id) : std::nullopt; }
   std::int64_t last_seq() const noexcept { return events_->last_seq(); }
   const CostLedger& cost() const noexcept { return session_cost_; }
   const CostLedger& last_turn_cost() const noexcept { return previous_turn_cost_; }

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/engine/ids.h"
+#include "core/engine/session_fork.h"
 #include "core/support/base64.h"
 #include "core/support/clock.h"
 #include "core/support/log.h"
@@ -121,20 +122,58 @@ asio::awaitable<Result<std::shared_ptr<Session>>> SessionManager::create(NewSess
   co_return session;
 }
 
+asio::awaitable<Result<std::shared_ptr<Session>>> SessionManager::fork(ForkSessionParams params) {
+  ForkSpec spec;
+  auto cwd = canonical_dir(params.cwd, "cwd");
+  if (!cwd) co_return std::move(cwd).error();
+  spec.cwd = std::move(*cwd);
+  for (const auto& d : params.additional_dirs) {
+    auto dir = canonical_dir(d, "additional directory");
+    if (!dir) co_return std::move(dir).error();
+    spec.additional_dirs.push_back(std::move(*dir));
+  }
+  spec.source_id = std::move(params.source_id);
+  spec.fork_id = new_id("s");
+  spec.up_to_turn = std::move(params.up_to_turn);
+  spec.now_ms = support::unix_millis_now();
+  if (auto open = find(spec.source_id)) spec.running_turn = open->running_id();
+
+  auto copy_job = [spec](storage::Connection& db) { return fork_session_history(db, spec); };
+  auto copied = co_await engine_.store->write_durable_value<ForkCopy>(std::move(copy_job));
+  if (!copied) co_return std::move(copied).error().context(fmt::format("forking session {}", spec.source_id));
+  auto session = co_await open_stored(spec.fork_id);
+  // Like session/new: a fork that could never call its model is refused, and not kept, so the client
+  // authenticates first.
+  std::optional<Error> refused;
+  if (!session) {
+    refused = session.error();
+  } else if (engine_.credentials && !engine_.credentials->usable((*session)->model_config())) {
+    refused = engine_.credentials->missing((*session)->model_config(), (*session)->model_spec());
+  }
+  if (refused) {
+    auto remove_job = [id = spec.fork_id](storage::Connection& db) { return storage::SessionStore(db).remove(id); };
+    if (auto removed = co_await engine_.store->write_durable(std::move(remove_job)); !removed) {
+      log::warn("session {}: the refused fork could not be removed: {}", spec.fork_id, removed.error().message());
+    }
+    co_return std::move(*refused);
+  }
+  sessions_[spec.fork_id] = *session;
+  (*session)->start_mcp(std::move(params.mcp_servers));
+  log::info("session {} forked from {} ({} turns, {} messages, {} events)", spec.fork_id, spec.source_id, copied->turns,
+            copied->messages, copied->events);
+  co_return session;
+}
+
 std::shared_ptr<Session> SessionManager::find(const std::string& id) const {
   auto it = sessions_.find(id);
   return it == sessions_.end() ? nullptr : it->second;
 }
 
-asio::awaitable<Result<std::shared_ptr<Session>>> SessionManager::load(
-    std::string id, std::vector<tools::mcp::ServerConfig> mcp_servers) {
-  if (auto open = find(id)) co_return open;
+asio::awaitable<Result<std::shared_ptr<Session>>> SessionManager::open_stored(std::string id) {
   auto get_job = [id](storage::Connection& db) { return storage::SessionStore(db).get(id); };
   auto record = co_await engine_.store->read<std::optional<storage::SessionRecord>>(std::move(get_job));
   if (!record) co_return std::move(record).error();
   if (!*record) co_return Error(Errc::not_found, fmt::format("no session with id \"{}\"", id));
-  // Another load may have finished while we waited for the database.
-  if (auto open = find(id)) co_return open;
 
   Json metadata = Json::object();
   if (auto parsed = support::parse_json((*record)->metadata_json); parsed && parsed->is_object()) {
@@ -169,9 +208,18 @@ asio::awaitable<Result<std::shared_ptr<Session>>> SessionManager::load(
   auto restored = co_await session->restore(cleared.is_integer() ? cleared.as_int64() : 0);
   if (!restored) co_return std::move(restored).error();
   if (auto loaded = co_await session->load_permissions(); !loaded) co_return std::move(loaded).error();
+  co_return session;
+}
+
+asio::awaitable<Result<std::shared_ptr<Session>>> SessionManager::load(
+    std::string id, std::vector<tools::mcp::ServerConfig> mcp_servers) {
   if (auto open = find(id)) co_return open;
-  sessions_[id] = session;
-  session->start_mcp(std::move(mcp_servers));
+  auto session = co_await open_stored(id);
+  if (!session) co_return std::move(session).error();
+  // Another load may have finished while this one waited.
+  if (auto open = find(id)) co_return open;
+  sessions_[id] = *session;
+  (*session)->start_mcp(std::move(mcp_servers));
   log::info("session {} loaded", id);
   co_return session;
 }

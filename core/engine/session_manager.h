@@ -29,6 +29,16 @@ struct NewSessionParams {
   std::vector<tools::mcp::ServerConfig> mcp_servers;  // the client's (session/new)
 };
 
+// session/fork: the source session, the fork's directories (canonicalized like session/new's) and MCP
+// servers, and optionally the last turn the fork keeps.
+struct ForkSessionParams {
+  std::string source_id;
+  std::string cwd;  // absolute
+  std::vector<std::string> additional_dirs;
+  std::vector<tools::mcp::ServerConfig> mcp_servers;
+  std::optional<std::string> up_to_turn;
+};
+
 struct SessionPage {
   std::vector<SessionInfo> sessions;
   std::optional<std::string> next_cursor;
@@ -48,6 +58,10 @@ class SessionManager {
   // client's, from session/load) start with a session loaded back; an open session keeps its own.
   boost::asio::awaitable<support::Result<std::shared_ptr<Session>>> load(
       std::string id, std::vector<tools::mcp::ServerConfig> mcp_servers = {});
+  // A new session holding the source's history up to a turn (core/engine/session_fork.h says what is
+  // copied), opened like a loaded one. The source may be open, even running a turn (which is left out),
+  // or only stored. Refused like create() when the fork's model has no usable key.
+  boost::asio::awaitable<support::Result<std::shared_ptr<Session>>> fork(ForkSessionParams params);
   std::shared_ptr<Session> find(const std::string& id) const;
   boost::asio::awaitable<support::Result<SessionPage>> list(std::optional<std::string> cwd,
                                                             std::optional<std::string> cursor, int limit = 50);
@@ -77,6 +91,8 @@ class SessionManager {
 
  private:
   support::Result<ProjectSettings> settings_for(const std::string& cwd) const;
+  // A stored session as a Session (history, mode, budgets, permissions), neither registered nor started.
+  boost::asio::awaitable<support::Result<std::shared_ptr<Session>>> open_stored(std::string id);
 
   EngineContext& engine_;
   std::map<std::string, std::shared_ptr<Session>, std::less<>> sessions_;

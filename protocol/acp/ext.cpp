@@ -525,6 +525,15 @@ bool from_json(const JsonIn& in, AuthenticateMeta& out) {
   return in.require_object() && in.optional("apiKey", out.api_key);
 }
 
+Json to_meta(const ForkSessionMeta& v) {
+  Json j = Json::object();
+  if (v.turn_id) j["turnId"] = *v.turn_id;
+  return agentd_meta(std::move(j));
+}
+bool from_json(const JsonIn& in, ForkSessionMeta& out) {
+  return in.require_object() && in.optional("turnId", out.turn_id);
+}
+
 Json to_meta(const AuthMethodMeta& v) {
   Json j = Json::object();
   j["envVar"] = v.env_var;

@@ -346,6 +346,13 @@ struct AuthenticateMeta {
   std::optional<std::string> api_key{};
 };
 
+// session/fork's request: the turn the fork's history ends with (that turn included); without it, the
+// source's history up to its last finished turn.
+struct ForkSessionMeta {
+  static constexpr std::string_view kKey{};
+  std::optional<std::string> turn_id{};
+};
+
 // An auth method of initialize's answer: the environment variable it is about.
 struct AuthMethodMeta {
   static constexpr std::string_view kKey{};
@@ -440,6 +447,7 @@ support::Json agentd_meta(support::Json inner);
 support::Json to_meta(const InitializeMeta& v);
 support::Json to_meta(const AuthenticateMeta& v);
 support::Json to_meta(const AuthMethodMeta& v);
+support::Json to_meta(const ForkSessionMeta& v);
 support::Json to_meta(const UpdateMeta& v);
 support::Json to_meta(const PromptMeta& v);
 support::Json to_meta(const UsageMeta& v);
@@ -450,6 +458,7 @@ support::Json to_meta(const PermissionRequestMeta& v);
 bool from_json(const support::JsonIn& in, UpdateMeta& out);
 bool from_json(const support::JsonIn& in, AuthenticateMeta& out);
 bool from_json(const support::JsonIn& in, AuthMethodMeta& out);
+bool from_json(const support::JsonIn& in, ForkSessionMeta& out);
 bool from_json(const support::JsonIn& in, VerificationRunInfo& out);
 bool from_json(const support::JsonIn& in, NotRunInfo& out);
 bool from_json(const support::JsonIn& in, TurnVerificationInfo& out);

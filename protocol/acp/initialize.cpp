@@ -74,7 +74,7 @@ void to_json(JsonWriter& w, const AgentCapabilities& v) {
   w.key("mcpCapabilities").begin_object().member("http", v.mcp.http).member("sse", v.mcp.sse).end_object();
   // Omitted while empty, so an agent without optional session methods says exactly what it did before.
   const SessionCapabilities& s = v.session;
-  if (s.list || s.resume || s.close || s.delete_session || s.additional_directories) {
+  if (s.list || s.resume || s.close || s.delete_session || s.additional_directories || s.fork) {
     w.key("sessionCapabilities").begin_object();
     const auto flag = [&w](std::string_view name, bool on) {
       if (on) w.key(name).begin_object().end_object();
@@ -84,6 +84,7 @@ void to_json(JsonWriter& w, const AgentCapabilities& v) {
     flag("additionalDirectories", s.additional_directories);
     flag("resume", s.resume);
     flag("close", s.close);
+    flag("fork", s.fork);
     w.end_object();
   }
   if (v.logout) w.key("auth").begin_object().key("logout").begin_object().end_object().end_object();

@@ -56,6 +56,7 @@ struct SessionCapabilities {
   bool close = false;
   bool delete_session = false;
   bool additional_directories = false;
+  bool fork = false;  // unstable in v1: schema.unstable.json
 };
 
 struct AgentCapabilities {

@@ -15,6 +15,8 @@ inline constexpr std::string_view kSessionLoad = "session/load";
 inline constexpr std::string_view kSessionList = "session/list";
 inline constexpr std::string_view kSessionResume = "session/resume";
 inline constexpr std::string_view kSessionClose = "session/close";
+// Unstable in v1 (schema.unstable.json), advertised as sessionCapabilities.fork; Zed uses it.
+inline constexpr std::string_view kSessionFork = "session/fork";
 inline constexpr std::string_view kSessionDelete = "session/delete";
 inline constexpr std::string_view kSessionSetMode = "session/set_mode";
 inline constexpr std::string_view kSessionSetConfigOption = "session/set_config_option";

@@ -290,6 +290,34 @@ void to_json(JsonWriter& w, const ResumeSessionResponse& v) {
   w.end_object();
 }
 
+// ---- session/fork (unstable) -------------------------------------------------------------------------
+
+bool from_json(const JsonIn& in, ForkSessionRequest& out) {
+  if (!in.required("sessionId", out.session_id) || !in.required("cwd", out.cwd)) return false;
+  if (!detail::read_optional_array(in, "additionalDirectories", out.additional_directories)) return false;
+  if (!detail::read_optional_array(in, "mcpServers", out.mcp_servers)) return false;
+  detail::read_meta(in, out.meta);
+  return true;
+}
+
+void to_json(JsonWriter& w, const ForkSessionRequest& v) {
+  w.begin_object().member("sessionId", v.session_id).member("cwd", v.cwd);
+  detail::write_nonempty(w, "additionalDirectories", v.additional_directories);
+  detail::write_nonempty(w, "mcpServers", v.mcp_servers);
+  detail::write_meta(w, v.meta);
+  w.end_object();
+}
+
+bool from_json(const JsonIn& in, ForkSessionResponse& out) {
+  return in.required("sessionId", out.session_id) && read_session_state(in, out);
+}
+
+void to_json(JsonWriter& w, const ForkSessionResponse& v) {
+  w.begin_object().member("sessionId", v.session_id);
+  write_session_state(w, v);
+  w.end_object();
+}
+
 // ---- session/list -------------------------------------------------------------------------------------
 
 bool from_json(const JsonIn& in, ListSessionsRequest& out) {

@@ -164,6 +164,23 @@ struct ResumeSessionResponse {
   support::Json meta{};
 };
 
+// session/fork (unstable in v1, schema.unstable.json): a new session with the source's history. Only
+// with sessionCapabilities.fork. additionalDirectories, when non-empty, is the fork's whole list.
+struct ForkSessionRequest {
+  std::string session_id{};
+  std::string cwd{};
+  std::vector<std::string> additional_directories{};
+  std::vector<McpServer> mcp_servers{};
+  support::Json meta{};
+};
+
+struct ForkSessionResponse {
+  std::string session_id{};
+  std::optional<SessionModeState> modes{};
+  std::optional<std::vector<SessionConfigOption>> config_options{};
+  support::Json meta{};
+};
+
 // session/close: cancel any ongoing work as session/cancel would, then free the session.
 struct CloseSessionRequest {
   std::string session_id{};
@@ -248,6 +265,8 @@ bool from_json(const support::JsonIn& in, SessionInfo& out);
 bool from_json(const support::JsonIn& in, ListSessionsResponse& out);
 bool from_json(const support::JsonIn& in, ResumeSessionRequest& out);
 bool from_json(const support::JsonIn& in, ResumeSessionResponse& out);
+bool from_json(const support::JsonIn& in, ForkSessionRequest& out);
+bool from_json(const support::JsonIn& in, ForkSessionResponse& out);
 bool from_json(const support::JsonIn& in, CloseSessionRequest& out);
 bool from_json(const support::JsonIn& in, CloseSessionResponse& out);
 bool from_json(const support::JsonIn& in, DeleteSessionRequest& out);
@@ -277,6 +296,8 @@ void to_json(support::JsonWriter& w, const SessionInfo& v);
 void to_json(support::JsonWriter& w, const ListSessionsResponse& v);
 void to_json(support::JsonWriter& w, const ResumeSessionRequest& v);
 void to_json(support::JsonWriter& w, const ResumeSessionResponse& v);
+void to_json(support::JsonWriter& w, const ForkSessionRequest& v);
+void to_json(support::JsonWriter& w, const ForkSessionResponse& v);
 void to_json(support::JsonWriter& w, const CloseSessionRequest& v);
 void to_json(support::JsonWriter& w, const CloseSessionResponse& v);
 void to_json(support::JsonWriter& w, const DeleteSessionRequest& v);

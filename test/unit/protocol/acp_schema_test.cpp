@@ -35,6 +35,10 @@ const std::filesystem::path kSdkDir =
 const std::filesystem::path kSchemaPath = kSdkDir / "schema/v1/schema.json";
 // sha256 of schema/v1/schema.json in @agentclientprotocol/sdk 2.4.0 (as test/conformance/lib/schema.js).
 constexpr std::string_view kSchemaSha256 = "0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a";
+// The same SDK's unstable v1 schema (stable plus the unstable methods and fields), for what we implement
+// of it: session/fork and its capability flag.
+const std::filesystem::path kUnstableSchemaPath = kSdkDir / "schema/v1/schema.unstable.json";
+constexpr std::string_view kUnstableSchemaSha256 = "ce7881d10c854bcac4f0e7d3a9ce4fb0f612ec0a09e64b572940beec4668c189";
 
 std::string read_text(const std::filesystem::path& path) {
   std::ifstream file(path, std::ios::binary);
@@ -205,8 +209,17 @@ class AcpSchema : public ::testing::Test {
     ASSERT_TRUE(schema_["$defs"].is_object());
   }
 
-  void expect_valid(std::string_view def, const Json& value) const {
-    const SchemaCheck check(schema_["$defs"]);
+  // The unstable schema, read and pinned like the stable one.
+  Json unstable_schema() const {
+    const std::string text = read_text(kUnstableSchemaPath);
+    EXPECT_EQ(tools::sha256_hex(text), kUnstableSchemaSha256) << kUnstableSchemaPath << " changed";
+    auto parsed = support::parse_json(text);
+    EXPECT_TRUE(parsed);
+    return parsed ? std::move(*parsed) : Json::object();
+  }
+
+  void expect_valid(std::string_view def, const Json& value, const Json* schema = nullptr) const {
+    const SchemaCheck check((schema != nullptr ? *schema : schema_)["$defs"]);
     const auto errors = check.check(def, value);
     std::string report;
     for (const auto& e : errors) report += "\n  " + e;
@@ -419,6 +432,32 @@ TEST_F(AcpSchema, InitializeResponseWithSessionCapabilities) {
   r.agent_capabilities.session = {
       .list = true, .resume = true, .close = true, .delete_session = true, .additional_directories = true};
   expect_valid("InitializeResponse", written(r));
+}
+
+// session/fork is unstable in v1: its messages, and initialize's answer that offers it, are the unstable
+// schema's; the stable schema (which declares no `fork` capability) is not the yardstick there.
+TEST_F(AcpSchema, ForkMessagesAreTheUnstableSchemas) {
+  const Json unstable = unstable_schema();
+  InitializeResponse r;
+  r.agent_capabilities.session = {.list = true, .resume = true, .fork = true};
+  expect_valid("InitializeResponse", written(r), &unstable);
+  EXPECT_TRUE(json(written(r).dump())["agentCapabilities"]["sessionCapabilities"]["fork"].is_object());
+  expect_valid(
+      "ForkSessionRequest",
+      written(ForkSessionRequest{
+          .session_id = "s", .cwd = "/w", .additional_directories = {"/lib"}, .mcp_servers = {}, .meta = meta()}),
+      &unstable);
+  ForkSessionResponse fork{.session_id = "s2",
+                           .modes = SessionModeState{.current_mode_id = "default", .available_modes = {}}};
+  expect_valid("ForkSessionResponse", written(fork), &unstable);
+  auto back = testing::read<ForkSessionRequest>(R"({"sessionId":"s","cwd":"/w","_meta":{"agentd":{"turnId":"t_1"}}})");
+  ASSERT_TRUE(back) << back.error().message();
+  EXPECT_EQ(back->session_id, "s");
+  EXPECT_EQ(back->cwd, "/w");
+  EXPECT_EQ(back->meta["agentd"]["turnId"].as_string(), "t_1");
+  auto no_cwd = testing::read<ForkSessionRequest>(R"({"sessionId":"s"})");
+  ASSERT_FALSE(no_cwd);
+  EXPECT_NE(no_cwd.error().message().find("cwd"), std::string::npos) << no_cwd.error().message();
 }
 
 // Our enum tables hold exactly the schema's values, no more and no fewer.
