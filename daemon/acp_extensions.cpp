@@ -12,6 +12,7 @@
 #include "core/model/price_table.h"
 #include "core/support/log.h"
 #include "core/support/version.h"
+#include "core/telemetry/otlp_exporter.h"
 #include "daemon/acp_server.h"
 #include "daemon/acp_updates.h"
 #include "daemon/trust.h"
@@ -125,7 +126,13 @@ ext::DatabaseStatus AcpServer::database_status() const {
 }
 
 Result<ext::StatusResult> AcpServer::on_status(const acp::Empty& /*unused*/) {
-  return ext::StatusResult{std::string(support::kVersion), sessions_.open_sessions(), database_status()};
+  ext::StatusResult status{std::string(support::kVersion), sessions_.open_sessions(), database_status(), {}};
+  if (const auto& exporter = sessions_.exporter()) {
+    const auto stats = exporter->stats();
+    status.telemetry = ext::TelemetryStatus{exporter->config().endpoint, stats.exported, stats.dropped,
+                                            stats.failed_requests, stats.last_error};
+  }
+  return status;
 }
 
 AcpServer::Async<ext::TraceGetResult> AcpServer::on_trace_get(ext::TraceGetRequest p, CancelToken) {

@@ -442,6 +442,20 @@ ext::TurnVerificationInfo verification_info(const core::TurnVerification& turn) 
 
 void AcpServer::on_prompt(SessionPtr session, const acp::PromptRequest& r, protocol::Responder responder) {
   auto input = prompt_input(r.prompt);
+  // W3C trace context in _meta (ACP reserves traceparent there): the turn's spans join that trace.
+  if (input && r.meta.is_object()) {
+    if (const support::Json* traceparent = r.meta.find("traceparent")) {
+      auto parent =
+          traceparent->is_string()
+              ? core::telemetry::parse_traceparent(traceparent->as_string())
+              : Result<core::telemetry::TraceParent>(Error(Errc::invalid_argument, "traceparent: expected a string"));
+      if (parent) {
+        input->trace_parent = std::move(*parent);
+      } else {
+        input = Error(Errc::invalid_argument, "params._meta." + parent.error().message());
+      }
+    }
+  }
   if (!input) {
     responder.fail(protocol::RpcError{protocol::error_code::kInvalidParams, input.error().message(), std::nullopt});
     return;

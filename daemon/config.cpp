@@ -375,12 +375,40 @@ Result<void> apply_config_text(Config& config, std::string_view text, std::strin
         std::erase_if(config.mcp_servers, [&config_server](const auto& s) { return s.name == config_server.name; });
         config.mcp_servers.push_back(std::move(config_server));
       }
+    } else if (key == "telemetry") {
+      if (!value.is_object()) return fail(key, "expected an object (endpoint, headers, captureContent, serviceName)");
+      for (const auto& [name, setting] : value.as_object()) {
+        const std::string field = fmt::format("telemetry.{}", name);
+        if (name == "endpoint") {
+          if (!setting.is_string() || !core::model::parse_url(setting.as_string())) {
+            return fail(field, "expected the collector's traces URL, such as \"http://localhost:4318/v1/traces\"");
+          }
+          config.telemetry.endpoint = setting.as_string();
+        } else if (name == "headers") {
+          if (!setting.is_object()) return fail(field, "expected an object of headers: {\"name\": \"value\"}");
+          config.telemetry.headers.clear();
+          for (const auto& [header, v] : setting.as_object()) {
+            if (!v.is_string() || !core::telemetry::valid_header(header, v.as_string())) {
+              return fail(fmt::format("{}.{}", field, header), "expected a valid HTTP header value");
+            }
+            config.telemetry.headers.push_back(core::model::HttpHeader{header, v.as_string()});
+          }
+        } else if (name == "captureContent") {
+          if (!setting.is_bool()) return fail(field, "expected true or false");
+          config.telemetry.capture_content = setting.as_bool();
+        } else if (name == "serviceName") {
+          if (!setting.is_string() || setting.as_string().empty()) return fail(field, "expected a name");
+          config.telemetry.service_name = setting.as_string();
+        } else {
+          return fail(field, "unknown setting (known: endpoint, headers, captureContent, serviceName)");
+        }
+      }
     } else if (key == "$schema" || key.starts_with("_")) {
       // comments and editor hints
     } else {
       return fail(key,
                   "unknown setting (known: model, models, mode, maxTurnRequests, budgets, permissions, shell, verify, "
-                  "mcpServers)");
+                  "mcpServers, telemetry)");
     }
   }
   config.sources.emplace_back(file);
@@ -404,8 +432,11 @@ Result<bool> apply_file(Config& config, const std::string& path, bool must_exist
 
 }  // namespace
 
-Result<ProjectLayers> read_project_layers(const ConfigInputs& inputs) {
-  ProjectLayers layers;
+namespace {
+
+// The user's file (inputs.user_file, or the XDG / HOME default) into `user`; returns its path ("" when
+// there is no config directory).
+Result<std::string> read_user_file(const ConfigInputs& inputs, Config& user) {
   std::string user_file;
   if (inputs.user_file) {
     user_file = *inputs.user_file;
@@ -415,9 +446,18 @@ Result<ProjectLayers> read_project_layers(const ConfigInputs& inputs) {
     user_file = fmt::format("{}/.config/agentd/config.json", home);
   }
   if (!user_file.empty()) {
-    if (auto r = apply_file(layers.user, user_file, false); !r) return std::move(r).error();
-    layers.trust_file = trust_file_beside(user_file);
+    if (auto r = apply_file(user, user_file, false); !r) return std::move(r).error();
   }
+  return user_file;
+}
+
+}  // namespace
+
+Result<ProjectLayers> read_project_layers(const ConfigInputs& inputs) {
+  ProjectLayers layers;
+  auto user_file = read_user_file(inputs, layers.user);
+  if (!user_file) return std::move(user_file).error();
+  if (!user_file->empty()) layers.trust_file = trust_file_beside(*user_file);
   std::error_code ec;
   const std::filesystem::path dir = std::filesystem::canonical(inputs.project_dir.value_or("."), ec);
   layers.project_dir = ec ? inputs.project_dir.value_or(".") : dir.string();
@@ -427,6 +467,15 @@ Result<ProjectLayers> read_project_layers(const ConfigInputs& inputs) {
   if (!read) return std::move(read).error();
   layers.project_file_read = *read;
   return layers;
+}
+
+Result<Config> load_user_config(const ConfigInputs& inputs) {
+  Config config;
+  if (auto read = read_user_file(inputs, config); !read) return std::move(read).error();
+  if (inputs.extra_file) {
+    if (auto r = apply_file(config, *inputs.extra_file, true); !r) return std::move(r).error();
+  }
+  return config;
 }
 
 Result<Config> load_config(const ConfigInputs& inputs) {

@@ -15,6 +15,7 @@
 #include "core/engine/project_settings.h"
 #include "core/model/model_config.h"
 #include "core/support/result.h"
+#include "core/telemetry/otlp_exporter.h"
 #include "daemon/trust.h"
 #include "tools/builtin/shell.h"
 
@@ -52,6 +53,9 @@ struct Config {
   // "mcpServers": {"<name>": {"command", "args", "env": {..}, "cwd"}}; a later file's server replaces
   // an earlier one of the same name.
   std::vector<tools::mcp::ServerConfig> mcp_servers;
+  // "telemetry": {"endpoint", "headers", "captureContent", "serviceName"}: OpenTelemetry export. Read from
+  // the user's own file and --config only (load_user_config); the OTEL_* variables win over it.
+  core::telemetry::OtlpSettings telemetry;
   std::vector<std::string> sources;  // the files that were read, in order
   // Set when the project's file asks for settings that loosen the user's (daemon/trust.h): whether they
   // apply (the project is trusted with this digest) or were put back to the user's.
@@ -81,6 +85,9 @@ support::Result<ProjectLayers> read_project_layers(const ConfigInputs& inputs);
 // All layers. The project's loosening settings apply only if the user trusted the project with exactly
 // them (TrustStore); otherwise they are put back to the user's and Config::project_trust says which.
 support::Result<Config> load_config(const ConfigInputs& inputs);
+// The user's own layers only: their config file and --config, no project's (what is process-wide, such
+// as where telemetry goes, is never a project's to say).
+support::Result<Config> load_user_config(const ConfigInputs& inputs);
 
 // Parses one config file's text into `config` (a layer over what is there). `file` names it in errors.
 support::Result<void> apply_config_text(Config& config, std::string_view text, std::string_view file);

@@ -1,6 +1,7 @@
 #include "daemon/host.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <stdexcept>
 #include <utility>
 
@@ -13,6 +14,7 @@
 #include "core/engine/system_rules.h"
 #include "core/model/http_client.h"
 #include "core/support/log.h"
+#include "core/telemetry/otlp_exporter.h"
 #include "daemon/acp_server.h"
 #include "daemon/config.h"
 #include "protocol/peer.h"
@@ -35,18 +37,14 @@ constexpr auto kMcpShutdownGrace = std::chrono::milliseconds(5000);
 
 // The API-key variables agentd offers authentication for: the built-in providers', and those the user's
 // own config names (a project's file does not add any). With a fixed model (--demo), only its own.
-std::shared_ptr<core::model::Credentials> make_credentials(const HostOptions& options) {
+std::shared_ptr<core::model::Credentials> make_credentials(const HostOptions& options, const Config* user) {
   std::vector<std::string> vars;
   if (options.fixed_model) {
     vars.push_back(options.fixed_model->api_key_env);
   } else {
     vars = {"ANTHROPIC_API_KEY", "OPENAI_API_KEY"};
-    auto layers = read_project_layers(
-        ConfigInputs{options.user_config_file, std::nullopt, std::nullopt, std::nullopt, options.env});
-    if (layers) {
-      for (const auto& [name, model] : layers->user.models) vars.push_back(model.api_key_env);
-    } else {
-      log::warn("the user's config could not be read for its API-key variables: {}", layers.error().message());
+    if (user != nullptr) {
+      for (const auto& [name, model] : user->models) vars.push_back(model.api_key_env);
     }
   }
   return core::model::Credentials::create(std::move(vars), options.env);
@@ -55,9 +53,14 @@ std::shared_ptr<core::model::Credentials> make_credentials(const HostOptions& op
 core::EngineContext engine_context(asio::io_context& io, core::EngineStore& store, core::model::HttpClient& http,
                                    HostOptions options) {
   core::EngineContext engine;
+  // What is process-wide comes from the user's own layers (their file and --config), read once here.
+  auto user = load_user_config(
+      ConfigInputs{options.user_config_file, std::nullopt, options.config_file, std::nullopt, options.env});
+  if (!user)
+    log::warn("the user's config could not be read (API-key variables, telemetry): {}", user.error().message());
   // Keys are read through the credentials (authenticate, logout), by model calls and by the config's
   // default model choice alike.
-  engine.credentials = make_credentials(options);
+  engine.credentials = make_credentials(options, user ? &*user : nullptr);
   options.env = engine.credentials->lookup();
   engine.model_options.env = options.env;
   engine.executor = io.get_executor();
@@ -70,6 +73,27 @@ core::EngineContext engine_context(asio::io_context& io, core::EngineStore& stor
     return registry.add(tools::verify::make_verify_tool(settings.shell));
   };
   engine.system_rules = std::string(core::system_rules());
+  // OpenTelemetry: the OTEL_* variables of agentd's own environment (never a project's file: where
+  // spans go is the user's to say). A value that cannot work is reported and export stays off.
+  const core::model::EnvLookup env = options.env ? options.env : [](const char* name) { return std::getenv(name); };
+  const core::telemetry::OtlpSettings from_file = user ? user->telemetry : core::telemetry::OtlpSettings{};
+  if (auto otlp = core::telemetry::otlp_config_from_env(env, from_file); !otlp) {
+    log::warn("OpenTelemetry export is off: {}", otlp.error().message());
+  } else if (*otlp) {
+    auto exporter = core::telemetry::OtlpExporter::start(std::move(**otlp), core::model::ProxyConfig::from_lookup(env));
+    if (exporter) {
+      engine.otlp = std::move(*exporter);
+    } else {
+      log::warn("OpenTelemetry export is off: {}", exporter.error().message());
+    }
+  }
+  if (const char* traceparent = env("TRACEPARENT"); traceparent != nullptr && *traceparent != '\0') {
+    if (auto parent = core::telemetry::parse_traceparent(traceparent)) {
+      engine.trace_parent = std::move(*parent);
+    } else {
+      log::warn("TRACEPARENT ignored: {}", parent.error().message());
+    }
+  }
   core::context::IndexOptions index;
   if (options.index_cache_directory) index.content.cache_directory = *options.index_cache_directory;
   engine.workspace_index = std::make_shared<core::context::WorkspaceIndex>(index);

@@ -40,11 +40,16 @@
 #include "core/support/result.h"
 #include "core/support/task_group.h"
 #include "core/support/trace.h"
+#include "core/telemetry/trace_context.h"
 #include "tools/mcp/mcp_manager.h"
 #include "tools/tool.h"
 
 namespace agentd::tools {
 class FileState;
+}
+
+namespace agentd::core::telemetry {
+class OtlpExporter;
 }
 
 namespace agentd::core {
@@ -73,6 +78,10 @@ struct EngineContext {
   // The warm file index every session's context retrieval shares (keyed by root inside, thread-safe).
   // Shared, because a retrieval thread may still hold it while the daemon shuts down.
   std::shared_ptr<context::WorkspaceIndex> workspace_index;
+  // Where turn spans are exported (OTLP), null when nowhere; and the trace every turn joins unless its
+  // prompt names another (TRACEPARENT of agentd's environment).
+  std::shared_ptr<telemetry::OtlpExporter> otlp;
+  std::optional<telemetry::TraceParent> trace_parent;
 };
 
 struct Attachment {
@@ -82,8 +91,9 @@ struct Attachment {
 
 struct PromptInput {
   std::string text;
-  std::vector<Attachment> attachments;  // embedded resources from the client
-  std::vector<PromptImage> images;      // checked, stored and sent to the model with the text
+  std::vector<Attachment> attachments;                 // embedded resources from the client
+  std::vector<PromptImage> images;                     // checked, stored and sent to the model with the text
+  std::optional<telemetry::TraceParent> trace_parent;  // the caller's span this turn's spans go under
 };
 
 struct TurnOutcome {

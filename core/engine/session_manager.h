@@ -51,6 +51,8 @@ class SessionManager {
 
   // The API keys the sessions use (authenticate, logout); null when nothing gates them.
   const std::shared_ptr<model::Credentials>& credentials() const noexcept { return engine_.credentials; }
+  // Where turn spans are exported; null when nowhere (_agentd/status reports its counts).
+  const std::shared_ptr<telemetry::OtlpExporter>& exporter() const noexcept { return engine_.otlp; }
   ~SessionManager();
 
   boost::asio::awaitable<support::Result<std::shared_ptr<Session>>> create(NewSessionParams params);

@@ -17,6 +17,7 @@
 #include "core/support/clock.h"
 #include "core/support/log.h"
 #include "core/support/run_off_loop.h"
+#include "core/telemetry/otlp_exporter.h"
 #include "storage/blob_files.h"
 #include "storage/blob_store.h"
 #include "storage/span_store.h"
@@ -35,12 +36,13 @@ using support::Result;
 
 namespace {
 
-// Spans of one turn go to the spans table as they end.
+// Spans of one turn go to the spans table as they end, and to the OTLP exporter when there is one.
 class TurnSpanSink final : public support::SpanSink {
  public:
-  TurnSpanSink(std::shared_ptr<EventLog> events, std::string turn_id)
-      : events_(std::move(events)), turn_id_(std::move(turn_id)) {}
+  TurnSpanSink(std::shared_ptr<EventLog> events, std::string turn_id, const telemetry::TurnExport* exported)
+      : events_(std::move(events)), turn_id_(std::move(turn_id)), exported_(exported) {}
   void record(support::SpanRecord span) override {
+    if (exported_ != nullptr) exported_->record(span);
     events_->store([turn = turn_id_, span = std::move(span)](
                        storage::Connection& db) { return storage::SpanStore(db).append(turn, span); },
                    "a span");
@@ -49,6 +51,7 @@ class TurnSpanSink final : public support::SpanSink {
  private:
   std::shared_ptr<EventLog> events_;
   std::string turn_id_;
+  const telemetry::TurnExport* exported_;
 };
 
 std::string user_text(const PromptInput& input) {
@@ -154,7 +157,9 @@ asio::awaitable<Result<TurnOutcome>> Session::prompt(PromptInput input, CancelTo
   }
   auto self = shared_from_this();  // the session outlives its running turn, even if closed meanwhile
   const TurnStart turn = begin_turn(input, cancel);
-  TurnSpanSink sink(events_, turn.id);
+  std::optional<telemetry::TurnExport> exported;
+  if (engine_.otlp) exported.emplace(engine_.otlp, input.trace_parent ? input.trace_parent : engine_.trace_parent);
+  TurnSpanSink sink(events_, turn.id, exported ? &*exported : nullptr);
   support::Tracer tracer(&sink);
   Result<TurnOutcome> outcome = TurnOutcome{};
   Result<void> saved = support::ok();
@@ -162,6 +167,7 @@ asio::awaitable<Result<TurnOutcome>> Session::prompt(PromptInput input, CancelTo
     support::Span span = tracer.start("turn.run");
     span.set_attribute("session", info_.id);
     span.set_attribute("turn", turn.id);
+    if (exported) span.set_attribute("trace_id", exported->trace_id());  // to find the turn in the collector
     store_images(images);
     emit(UserMessageEvent{user_text(input)});
     std::vector<model::ImageBlock> blocks;

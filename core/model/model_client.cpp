@@ -369,6 +369,13 @@ asio::awaitable<StreamResult> ModelClient::stream(ModelRequest request, EventCal
     } else {
       result.ok = true;
       result.done = std::get<MessageDone>(terminal);
+      // What the call cost and why it ended, for the trace (and the GenAI attributes of an export).
+      if (const auto& usage = result.done->usage) {
+        call_span.set_attribute("input_tokens", Json(usage->total_input_tokens()));
+        call_span.set_attribute("output_tokens", Json(usage->output_tokens));
+      }
+      if (!result.done->stop_reason_raw.empty())
+        call_span.set_attribute("stop_reason", Json(result.done->stop_reason_raw));
     }
     call_span.set_attribute("attempts", Json(result.attempts));
     call_span.set_attribute("retries", Json(retries));

@@ -387,13 +387,26 @@ void to_json(JsonWriter& w, const DatabaseStatus& v) {
   w.optional_member("lastError", v.last_error).optional_member("lastErrorAt", v.last_error_at).end_object();
 }
 
+bool from_json(const JsonIn& in, TelemetryStatus& out) {
+  return in.required("endpoint", out.endpoint) && in.required("exportedSpans", out.exported_spans) &&
+         in.required("droppedSpans", out.dropped_spans) && in.required("failedRequests", out.failed_requests) &&
+         in.optional("lastError", out.last_error);
+}
+void to_json(JsonWriter& w, const TelemetryStatus& v) {
+  w.begin_object().member("endpoint", v.endpoint).member("exportedSpans", v.exported_spans);
+  w.member("droppedSpans", v.dropped_spans).member("failedRequests", v.failed_requests);
+  w.optional_member("lastError", v.last_error).end_object();
+}
+
 bool from_json(const JsonIn& in, StatusResult& out) {
   return in.required("version", out.version) && in.required("openSessions", out.open_sessions) &&
-         in.required("database", out.database);
+         in.required("database", out.database) && in.optional("telemetry", out.telemetry);
 }
 void to_json(JsonWriter& w, const StatusResult& v) {
   w.begin_object().member("version", v.version).member("openSessions", v.open_sessions);
-  w.member("database", v.database).end_object();
+  w.member("database", v.database);
+  if (v.telemetry) w.member("telemetry", *v.telemetry);
+  w.end_object();
 }
 
 bool from_json(const JsonIn& in, MemoryFact& out) {

@@ -204,10 +204,21 @@ struct DatabaseStatus {
   std::optional<std::int64_t> last_error_at{};  // Unix epoch milliseconds
 };
 
+// OpenTelemetry export (present only when agentd exports): spans accepted by the collector, spans lost
+// (a full queue, a failed request), failed requests and the latest failure.
+struct TelemetryStatus {
+  std::string endpoint{};
+  std::uint64_t exported_spans = 0;
+  std::uint64_t dropped_spans = 0;
+  std::uint64_t failed_requests = 0;
+  std::optional<std::string> last_error{};
+};
+
 struct StatusResult {
   std::string version{};
   std::uint64_t open_sessions = 0;
   DatabaseStatus database{};
+  std::optional<TelemetryStatus> telemetry{};
 };
 
 struct MemoryFact {
@@ -286,6 +297,7 @@ bool from_json(const support::JsonIn& in, EventsReplayResult& out);
 bool from_json(const support::JsonIn& in, ProjectTrustResult& out);
 bool from_json(const support::JsonIn& in, MemoryFact& out);
 bool from_json(const support::JsonIn& in, DatabaseStatus& out);
+bool from_json(const support::JsonIn& in, TelemetryStatus& out);
 bool from_json(const support::JsonIn& in, StatusResult& out);
 bool from_json(const support::JsonIn& in, MemoryAddResult& out);
 bool from_json(const support::JsonIn& in, MemoryListResult& out);
@@ -320,6 +332,7 @@ void to_json(support::JsonWriter& w, const EventsReplayResult& v);
 void to_json(support::JsonWriter& w, const ProjectTrustResult& v);
 void to_json(support::JsonWriter& w, const MemoryFact& v);
 void to_json(support::JsonWriter& w, const DatabaseStatus& v);
+void to_json(support::JsonWriter& w, const TelemetryStatus& v);
 void to_json(support::JsonWriter& w, const StatusResult& v);
 void to_json(support::JsonWriter& w, const MemoryAddResult& v);
 void to_json(support::JsonWriter& w, const MemoryListResult& v);
