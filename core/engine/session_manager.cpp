@@ -42,6 +42,24 @@ Result<std::string> canonical_dir(const std::string& path, std::string_view what
   return canonical.string();
 }
 
+// A session's directories, canonical: `cwd` and every additional one absolute existing directories.
+struct WorkspaceDirs {
+  std::string cwd;
+  std::vector<std::string> additional;
+};
+Result<WorkspaceDirs> workspace_dirs(const std::string& cwd, const std::vector<std::string>& additional) {
+  WorkspaceDirs out;
+  auto root = canonical_dir(cwd, "cwd");
+  if (!root) return std::move(root).error();
+  out.cwd = std::move(*root);
+  for (const auto& d : additional) {
+    auto dir = canonical_dir(d, "additional directory");
+    if (!dir) return std::move(dir).error();
+    out.additional.push_back(std::move(*dir));
+  }
+  return out;
+}
+
 SessionInfo info_from_record(const storage::SessionRecord& record, const Json& metadata) {
   SessionInfo info;
   info.id = record.id;
@@ -81,15 +99,11 @@ Result<ProjectSettings> SessionManager::settings_for(const std::string& cwd) con
 SessionManager::~SessionManager() { cancel_all(); }
 
 asio::awaitable<Result<std::shared_ptr<Session>>> SessionManager::create(NewSessionParams params) {
-  auto cwd = canonical_dir(params.cwd, "cwd");
-  if (!cwd) co_return std::move(cwd).error();
-  std::vector<std::string> dirs;
-  for (const auto& d : params.additional_dirs) {
-    auto dir = canonical_dir(d, "additional directory");
-    if (!dir) co_return std::move(dir).error();
-    dirs.push_back(std::move(*dir));
-  }
-  auto settings = settings_for(*cwd);
+  auto workspace = workspace_dirs(params.cwd, params.additional_dirs);
+  if (!workspace) co_return std::move(workspace).error();
+  const std::string& cwd = workspace->cwd;
+  std::vector<std::string>& dirs = workspace->additional;
+  auto settings = settings_for(cwd);
   if (!settings) co_return std::move(settings).error();
   if (!settings->resolve_model) co_return Error(Errc::internal, "no model resolver is configured");
   auto model = settings->resolve_model(settings->model_spec);
@@ -102,7 +116,7 @@ asio::awaitable<Result<std::shared_ptr<Session>>> SessionManager::create(NewSess
 
   storage::SessionRecord record;
   record.id = new_id("s");
-  record.cwd = *cwd;
+  record.cwd = cwd;
   record.created_at_ms = record.updated_at_ms = support::unix_millis_now();
   record.metadata_json = metadata_json(permission_mode_id(settings->default_mode), settings->model_spec, dirs);
   auto create_job = [record](storage::Connection& db) { return storage::SessionStore(db).create(record); };
@@ -123,15 +137,11 @@ asio::awaitable<Result<std::shared_ptr<Session>>> SessionManager::create(NewSess
 }
 
 asio::awaitable<Result<std::shared_ptr<Session>>> SessionManager::fork(ForkSessionParams params) {
+  auto workspace = workspace_dirs(params.cwd, params.additional_dirs);
+  if (!workspace) co_return std::move(workspace).error();
   ForkSpec spec;
-  auto cwd = canonical_dir(params.cwd, "cwd");
-  if (!cwd) co_return std::move(cwd).error();
-  spec.cwd = std::move(*cwd);
-  for (const auto& d : params.additional_dirs) {
-    auto dir = canonical_dir(d, "additional directory");
-    if (!dir) co_return std::move(dir).error();
-    spec.additional_dirs.push_back(std::move(*dir));
-  }
+  spec.cwd = std::move(workspace->cwd);
+  spec.additional_dirs = std::move(workspace->additional);
   spec.source_id = std::move(params.source_id);
   spec.fork_id = new_id("s");
   spec.up_to_turn = std::move(params.up_to_turn);

@@ -309,6 +309,8 @@ OtlpExporter::~OtlpExporter() {
     const std::lock_guard lock(mutex_);
     stopping_ = true;
   }
+  // A request in flight (a collector that does not answer) gets the same two seconds, not its timeout.
+  stop_by_.store(std::chrono::steady_clock::now() + kShutdownFlush);
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
@@ -431,8 +433,15 @@ OtlpExporter::Attempt OtlpExporter::send_once(const std::string& body, std::chro
                    *done = true;
                    outcome->error = "the request failed";
                  });
-  io_->restart();
-  io_->run_for(deadline);
+  // In slices, so that a shutdown (stop_by_) cuts a request short.
+  const auto until = std::chrono::steady_clock::now() + deadline;
+  for (;;) {
+    const auto now = std::chrono::steady_clock::now();
+    const auto end = std::min(until, stop_by_.load());
+    if (*done || now >= end) break;
+    io_->restart();
+    io_->run_for(std::min<std::chrono::steady_clock::duration>(end - now, std::chrono::milliseconds(50)));
+  }
   if (!*done) {
     cancel.cancel();
     io_->restart();

@@ -10,6 +10,7 @@
 // no prompt or file content (provider, model, stop reason, ...), unless content capture is switched on.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -116,6 +117,8 @@ class OtlpExporter {
   std::condition_variable wake_;
   std::deque<ExportSpan> queue_;
   bool stopping_ = false;
+  // When a request in flight must give up: never, until the destructor sets it.
+  std::atomic<std::chrono::steady_clock::time_point> stop_by_{std::chrono::steady_clock::time_point::max()};
   Stats stats_;
   std::thread thread_;
 };

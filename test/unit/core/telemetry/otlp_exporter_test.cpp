@@ -349,6 +349,23 @@ TEST(OtlpExporter, ABusyCollectorIsAskedAgain) {
   EXPECT_EQ((*collector)->requests().size(), 3U) << "503 and 429 are asked again, the same batch";
 }
 
+// A collector that never answers holds agentd's exit for the two seconds the README promises, not for
+// the request's 60 s timeout. (A bound far from both, not a measurement.)
+TEST(OtlpExporter, ShutdownDoesNotWaitForASilentCollector) {
+  Collector collector(R"({"status":200,"body":{},"headers_delay_ms":30000})", 1);
+  OtlpConfig config;
+  config.endpoint = collector.server->url() + "/v1/traces";
+  config.schedule_delay = std::chrono::milliseconds(10);
+  config.timeout = std::chrono::milliseconds(60000);
+  auto exporter = OtlpExporter::start(config, model::ProxyConfig{});
+  ASSERT_TRUE(exporter);
+  for (auto& s : sample_turn()) (*exporter)->submit(std::move(s));
+  ASSERT_TRUE(wait_for([&] { return collector.server->requests().size() == 1; })) << "the request is in flight";
+  const auto start = std::chrono::steady_clock::now();
+  exporter->reset();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+}
+
 TEST(OtlpExporter, ARefusingCollectorIsCountedAndNamed) {
   Collector collector(R"({"status":401,"body":{"error":"bad token"}})");
   OtlpConfig config;
