@@ -39,8 +39,10 @@ inline std::string text_reply(std::string_view name, std::string_view text) {
 }
 
 // agentd in this process, set up as start_agentd_with_mock sets up the binary: its database, HOME and
-// config under `dir`, the model anthropic:claude-sonnet-4-5 at `model_url`.
-inline std::unique_ptr<AcpClient> start_in_process_with_mock(const TempDir& dir, const std::string& model_url) {
+// config under `dir`, the model anthropic:claude-sonnet-4-5 at `model_url`; `extra_env` after those.
+inline std::unique_ptr<AcpClient> start_in_process_with_mock(
+    const TempDir& dir, const std::string& model_url,
+    const std::vector<std::pair<std::string, std::string>>& extra_env = {}) {
   AcpClient::Options options;
   options.db_path = dir.file("agentd.db");
   options.env = {{"ANTHROPIC_BASE_URL", model_url},
@@ -49,6 +51,7 @@ inline std::unique_ptr<AcpClient> start_in_process_with_mock(const TempDir& dir,
                  {"AGENTD_LOG", "warn"},
                  {"HOME", dir.file("home")},
                  {"XDG_CONFIG_HOME", dir.file("config")}};
+  options.env.insert(options.env.end(), extra_env.begin(), extra_env.end());
   return std::make_unique<AcpClient>(options);
 }
 
