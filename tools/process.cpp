@@ -768,8 +768,9 @@ asio::awaitable<support::Result<ProcessResult>> run_process(const ProcessOptions
   for (const auto& entry : options.env) envp.push_back(const_cast<char*>(entry.c_str()));
   envp.push_back(nullptr);
 
-  const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (null_fd < 0) co_return support::make_error(Errc::io, "opening /dev/null: {}", std::strerror(errno));
+  const int null_fd =
+      options.stdin_fd >= 0 ? ::fcntl(options.stdin_fd, F_DUPFD_CLOEXEC, 3) : ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null_fd < 0) co_return support::make_error(Errc::io, "opening the program's stdin: {}", std::strerror(errno));
   int output_pipe[2];
   if (::pipe2(output_pipe, O_CLOEXEC) != 0) {
     const int error = errno;

@@ -84,6 +84,9 @@ struct ProcessOptions {
   // -1: stderr goes into the output with stdout. Else a descriptor above 2 (a file or memfd the caller
   // reads afterwards) that becomes the program's stderr, for output that must stay parseable (git's).
   int stderr_fd = -1;
+  // -1: stdin is /dev/null. Else a readable descriptor (a memfd holding the input, say) that becomes the
+  // program's stdin; the runner reads through its own duplicate, so the caller keeps and closes this one.
+  int stdin_fd = -1;
 };
 
 struct ProcessResult {

@@ -5,6 +5,7 @@
 
 #include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -18,7 +19,9 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <sys/mman.h>
 
+#include "core/support/unique_fd.h"
 #include "tools/builtin/common.h"
 #include "tools/command_risk.h"
 #include "tools/environment.h"
@@ -160,6 +163,36 @@ class ShellTool final : public Tool {
 }  // namespace
 }  // namespace builtin
 
+namespace {
+
+constexpr std::size_t kStderrKeptBytes = std::size_t{64} << 10;
+
+bool write_whole(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+// The first `limit` bytes of a memory file the program wrote.
+std::string read_start(int fd, std::size_t limit) {
+  std::string out(limit, '\0');
+  std::size_t got = 0;
+  while (got < limit) {
+    const ssize_t n = ::pread(fd, out.data() + got, limit - got, static_cast<off_t>(got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  out.resize(got);
+  return out;
+}
+
+}  // namespace
+
 std::filesystem::path command_cwd(const support::Json& input, const ToolContext& context) {
   const support::Json* given = input.find("cwd");
   if (given == nullptr || !given->is_string()) return context.cwd;
@@ -213,6 +246,25 @@ boost::asio::awaitable<support::Result<CommandRun>> run_command(const ShellConfi
   options.kill_grace = config.kill_grace;
   options.capture_head_bytes = request.capture_head_bytes != 0 ? request.capture_head_bytes : config.output_head_bytes;
   options.capture_tail_bytes = request.capture_tail_bytes != 0 ? request.capture_tail_bytes : config.output_tail_bytes;
+
+  // Input and a separate stderr live in memory files the program reads and writes like regular files.
+  support::UniqueFd stdin_file;
+  support::UniqueFd stderr_file;
+  if (!request.stdin_text.empty()) {
+    stdin_file = support::UniqueFd(::memfd_create("agentd-stdin", MFD_CLOEXEC));
+    if (stdin_file.get() < 0 || !write_whole(stdin_file.get(), request.stdin_text) ||
+        ::lseek(stdin_file.get(), 0, SEEK_SET) != 0) {
+      co_return support::make_error(Errc::io, "preparing the command's stdin: {}", std::strerror(errno));
+    }
+    options.stdin_fd = stdin_file.get();
+  }
+  if (request.separate_stderr) {
+    stderr_file = support::UniqueFd(::memfd_create("agentd-stderr", MFD_CLOEXEC));
+    if (stderr_file.get() < 0) {
+      co_return support::make_error(Errc::io, "preparing the command's stderr: {}", std::strerror(errno));
+    }
+    options.stderr_fd = stderr_file.get();
+  }
 
   std::optional<SandboxPlan> plan;
   if (!config.sandbox.require) {
@@ -304,6 +356,7 @@ boost::asio::awaitable<support::Result<CommandRun>> run_command(const ShellConfi
                              fmt::format("{} cancelled: the command and every process it started were killed", what));
   }
   run.process = std::move(*ran);
+  if (stderr_file.get() >= 0) run.stderr_text = read_start(stderr_file.get(), kStderrKeptBytes);
   if (!removed.empty()) {
     std::string names;
     for (const auto& path : removed) names += (names.empty() ? "" : ", ") + path.string();

@@ -55,6 +55,11 @@ struct CommandRequest {
   // Output capture; 0 takes the config's output_head_bytes / output_tail_bytes.
   std::size_t capture_head_bytes = 0;
   std::size_t capture_tail_bytes = 0;
+  // What the command reads on stdin (empty: /dev/null). Hooks get their event as JSON here.
+  std::string stdin_text;
+  // Keep stderr out of the output, in CommandRun::stderr_text (up to 64 KiB), for callers that parse
+  // stdout (hooks).
+  bool separate_stderr = false;
 };
 
 struct CommandRun {
@@ -64,6 +69,7 @@ struct CommandRun {
   ProcessResult process;
   support::Json sandbox = support::Json::object();  // {enforced, description} or {enforced:false, reason}
   std::string unsandboxed;                          // why it ran without a sandbox, when it did
+  std::string stderr_text;                          // CommandRequest::separate_stderr: the first 64 KiB
 };
 
 // Where a tool that executes runs its command: its `cwd` field resolved lexically against the session's
