@@ -11,6 +11,7 @@
 
 #include "core/support/json.h"
 #include "core/support/json_reader.h"
+#include "core/support/log.h"
 
 namespace agentd::daemon {
 
@@ -375,6 +376,17 @@ Result<void> apply_config_text(Config& config, std::string_view text, std::strin
         std::erase_if(config.mcp_servers, [&config_server](const auto& s) { return s.name == config_server.name; });
         config.mcp_servers.push_back(std::move(config_server));
       }
+    } else if (key == "hooks") {
+      auto hooks = tools::parse_hooks(value, file, false, true);
+      if (!hooks) {
+        const std::string& message = hooks.error().message();
+        const std::size_t colon = message.find(": ");
+        return fail(message.substr(0, colon), message.substr(colon + 2));
+      }
+      config.hooks.insert(config.hooks.end(), hooks->begin(), hooks->end());
+    } else if (key == "claudeSettings") {
+      if (!value.is_bool()) return fail(key, "expected true (read hooks from .claude/settings.json files) or false");
+      config.claude_settings = value.as_bool();
     } else if (key == "telemetry") {
       if (!value.is_object()) return fail(key, "expected an object (endpoint, headers, captureContent, serviceName)");
       for (const auto& [name, setting] : value.as_object()) {
@@ -408,7 +420,7 @@ Result<void> apply_config_text(Config& config, std::string_view text, std::strin
     } else {
       return fail(key,
                   "unknown setting (known: model, models, mode, maxTurnRequests, budgets, permissions, shell, verify, "
-                  "mcpServers, telemetry)");
+                  "mcpServers, hooks, claudeSettings, telemetry)");
     }
   }
   config.sources.emplace_back(file);
@@ -453,10 +465,54 @@ Result<std::string> read_user_file(const ConfigInputs& inputs, Config& user) {
 
 }  // namespace
 
+namespace {
+
+// The `hooks` of a Claude Code settings file, added to `config`; whether it had any. The file is
+// another program's: its other settings are not agentd's business, and hooks agentd cannot run (a type
+// it does not know) leave that file's hooks out, with a warning, rather than failing the session.
+bool read_claude_hooks(Config& config, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  auto parsed = support::parse_json(buffer.str());
+  if (!parsed || !parsed->is_object()) {
+    support::log::warn("{}: not a JSON object; its hooks are not used", path);
+    return false;
+  }
+  const Json* hooks = parsed->find("hooks");
+  if (hooks == nullptr) return false;
+  auto read = tools::parse_hooks(*hooks, path, true, false);
+  if (!read) {
+    support::log::warn("{}: its hooks are not used: {}", path, read.error().message());
+    return false;
+  }
+  if (read->empty()) return false;
+  config.hooks.insert(config.hooks.end(), read->begin(), read->end());
+  return true;
+}
+
+// ~/.claude/settings.json, or $CLAUDE_CONFIG_DIR/settings.json as Claude Code has it.
+std::string claude_user_settings(const ConfigInputs& inputs) {
+  if (const char* dir = lookup(inputs.env, "CLAUDE_CONFIG_DIR"); dir != nullptr && *dir == '/') {
+    return fmt::format("{}/settings.json", dir);
+  }
+  if (const char* home = lookup(inputs.env, "HOME"); home != nullptr && *home != '\0') {
+    return fmt::format("{}/.claude/settings.json", home);
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<ProjectLayers> read_project_layers(const ConfigInputs& inputs) {
   ProjectLayers layers;
   auto user_file = read_user_file(inputs, layers.user);
   if (!user_file) return std::move(user_file).error();
+  const bool claude = layers.user.claude_settings;
+  if (const std::string file = claude ? claude_user_settings(inputs) : std::string(); !file.empty()) {
+    read_claude_hooks(layers.user, file);
+  }
   if (!user_file->empty()) layers.trust_file = trust_file_beside(*user_file);
   std::error_code ec;
   const std::filesystem::path dir = std::filesystem::canonical(inputs.project_dir.value_or("."), ec);
@@ -466,6 +522,20 @@ Result<ProjectLayers> read_project_layers(const ConfigInputs& inputs) {
   auto read = apply_file(layers.with_project, layers.project_file, false);
   if (!read) return std::move(read).error();
   layers.project_file_read = *read;
+  for (const auto& hook : layers.with_project.hooks) {
+    if (hook.source == layers.project_file && !hook.sandbox) {
+      return support::make_error(Errc::invalid_argument,
+                                 "{}: hooks: only your own config (not a project's) can run a hook outside the sandbox",
+                                 layers.project_file);
+    }
+  }
+  layers.with_project.claude_settings = claude;  // the user's word, whatever the project says
+  if (claude) {
+    for (const char* name : {"/.claude/settings.json", "/.claude/settings.local.json"}) {
+      std::string file = layers.project_dir + name;
+      if (read_claude_hooks(layers.with_project, file)) layers.claude_files_read.push_back(std::move(file));
+    }
+  }
   return layers;
 }
 
@@ -569,6 +639,7 @@ core::ProjectSettings project_settings(Config config, std::optional<model::Model
   }
   settings.verify = config.verify;
   settings.mcp_servers = config.mcp_servers;
+  settings.hooks = config.hooks;
   settings.sources = config.sources;
   if (config.project_trust && !config.project_trust->trusted) {
     const ProjectTrustState& trust = *config.project_trust;

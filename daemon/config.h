@@ -18,6 +18,7 @@
 #include "core/telemetry/otlp_exporter.h"
 #include "daemon/trust.h"
 #include "tools/builtin/shell.h"
+#include "tools/hooks.h"
 
 namespace agentd::daemon {
 
@@ -53,6 +54,11 @@ struct Config {
   // "mcpServers": {"<name>": {"command", "args", "env": {..}, "cwd"}}; a later file's server replaces
   // an earlier one of the same name.
   std::vector<tools::mcp::ServerConfig> mcp_servers;
+  // "hooks": Claude Code's format, every file's added in the order read; also the `hooks` of the
+  // user's ~/.claude/settings.json and of the project's .claude/settings.json and settings.local.json.
+  std::vector<tools::HookCommand> hooks;
+  // "claudeSettings": false in the user's own file: read no hooks from .claude/ settings files.
+  bool claude_settings = true;
   // "telemetry": {"endpoint", "headers", "captureContent", "serviceName"}: OpenTelemetry export. Read from
   // the user's own file and --config only (load_user_config); the OTEL_* variables win over it.
   core::telemetry::OtlpSettings telemetry;
@@ -78,6 +84,7 @@ struct ProjectLayers {
   std::string project_dir;   // canonical
   std::string project_file;  // <project_dir>/.agentd/config.json
   bool project_file_read = false;
+  std::vector<std::string> claude_files_read;  // the project's .claude/settings*.json that had hooks
   std::string trust_file;  // trusted-projects.json beside the user's file; empty without a config dir
 };
 support::Result<ProjectLayers> read_project_layers(const ConfigInputs& inputs);

@@ -14,6 +14,7 @@
 #include "core/support/json_writer.h"
 #include "daemon/config.h"
 #include "tools/atomic_write.h"
+#include "tools/hooks.h"
 #include "tools/sha256.h"
 #include "tools/shell_command.h"
 
@@ -53,6 +54,12 @@ std::string describe_server(const tools::mcp::ServerConfig& s) {
   for (const auto& [name, value] : s.env) out += fmt::format(" [env {}={}]", name, value);
   if (!s.cwd.empty()) out += fmt::format(" [cwd {}]", s.cwd);
   return out;
+}
+
+// "./check.sh (matcher shell, timeout 60 s, from /p/.claude/settings.json)"
+std::string describe_hook(const tools::HookCommand& hook) {
+  return fmt::format("{} (matcher {}, timeout {} s, from {})", hook.command, hook.matcher.empty() ? "*" : hook.matcher,
+                     std::chrono::duration<double>(hook.timeout).count(), hook.source);
 }
 
 bool same_server(const tools::mcp::ServerConfig& a, const tools::mcp::ServerConfig& b) {
@@ -133,6 +140,10 @@ std::vector<Loosening> find_loosenings(const Config& below, const Config& with_p
   for (const auto& [name, model] : with_project.models) {
     if (model_loosens(below, name, model)) out.push_back({"models." + name, model_endpoint(model)});
   }
+  for (const auto& hook : with_project.hooks) {
+    if (std::find(below.hooks.begin(), below.hooks.end(), hook) != below.hooks.end()) continue;
+    out.push_back({fmt::format("hooks.{}", tools::hook_event_name(hook.event)), describe_hook(hook)});
+  }
   return out;
 }
 
@@ -149,6 +160,7 @@ void revert_loosenings(const Config& below, Config& with_project, std::string_vi
   with_project.shell.env_allow = below.shell.env_allow;
   with_project.shell.writable_dirs = below.shell.writable_dirs;
   with_project.mcp_servers = below.mcp_servers;
+  with_project.hooks = below.hooks;
   std::vector<std::string> dropped;
   for (auto it = with_project.models.begin(); it != with_project.models.end();) {
     if (!model_loosens(below, it->first, it->second)) {
@@ -249,9 +261,11 @@ Result<ProjectTrustState> trust_project(const std::string& project_dir, bool tru
   inputs.project_dir = project_dir;
   auto layers = read_project_layers(inputs);
   if (!layers) return std::move(layers).error();
-  if (!layers->project_file_read) {
-    return support::make_error(Errc::not_found, "{} has no {}: there is nothing to trust", layers->project_dir,
-                               ".agentd/config.json");
+  if (!layers->project_file_read && layers->claude_files_read.empty()) {
+    return support::make_error(Errc::not_found,
+                               "{} has no {} and no hooks in .claude/settings.json: there is nothing "
+                               "to trust",
+                               layers->project_dir, ".agentd/config.json");
   }
   ProjectTrustState state = vet_project(*layers);
   state.trusted = trusted;
@@ -262,6 +276,27 @@ Result<ProjectTrustState> trust_project(const std::string& project_dir, bool tru
   return state;
 }
 
+namespace {
+
+// The project's files the loosenings come from: its .agentd/config.json, its .claude/settings*.json.
+std::string project_files(const ProjectTrustState& state) {
+  std::vector<std::string> files;
+  for (const auto& l : state.loosenings) {
+    std::string file = state.file;
+    if (l.setting.starts_with("hooks.")) {
+      const std::size_t from = l.value.rfind(", from ");
+      if (from != std::string::npos) file = l.value.substr(from + 7, l.value.size() - from - 8);
+    }
+    if (!contains(files, file)) files.push_back(std::move(file));
+  }
+  if (files.empty()) return state.file;
+  std::string out = files.front();
+  for (std::size_t i = 1; i < files.size(); ++i) out += (i + 1 == files.size() ? " and " : ", ") + files[i];
+  return out;
+}
+
+}  // namespace
+
 std::string untrusted_message(const ProjectTrustState& state) {
   std::string settings;
   for (const auto& l : state.loosenings) {
@@ -271,7 +306,7 @@ std::string untrusted_message(const ProjectTrustState& state) {
   return fmt::format(
       "{} asks for settings that loosen yours, and the project is not trusted{}, so they are ignored: {}. If you "
       "trust this repository's config, run `agent trust {}` (or send _agentd/project/trust) and start a new session.",
-      state.file, state.digest.empty() ? "" : " with this file's current contents", settings, state.project);
+      project_files(state), state.digest.empty() ? "" : " with this file's current contents", settings, state.project);
 }
 
 }  // namespace agentd::daemon

@@ -270,6 +270,7 @@ std::optional<std::string> protected_path(const fs::path& absolute,
   for (const auto& part : absolute) {
     const std::string name = part.string();
     if (name == ".agentd") return std::string("it holds agentd's settings for the project (.agentd/)");
+    if (name == ".claude") return std::string("it holds Claude Code's settings, whose hooks agentd runs (.claude/)");
     if (in_git && (name == "config" || name == "config.worktree" || name == "hooks" || name == "info")) {
       return std::string("it is git's configuration, hooks or info, which make git run commands");
     }
@@ -294,6 +295,7 @@ std::optional<std::string> protected_path(const fs::path& absolute,
     dirs.emplace_back(fs::path(home) / ".local" / "share" / "agentd", kAgentd);
     dirs.emplace_back(fs::path(home) / ".config" / "git", kGit);
     dirs.emplace_back(fs::path(home) / ".gitconfig", kGit);
+    dirs.emplace_back(fs::path(home) / ".claude", "it holds Claude Code's settings, whose hooks agentd runs");
   }
   for (const auto& [dir, why] : dirs) {
     if (is_under(absolute, dir.lexically_normal())) return std::string(why);

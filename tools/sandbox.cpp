@@ -380,26 +380,17 @@ SandboxStatus probe() {
 namespace fs = std::filesystem;
 
 // Below $HOME: secrets to hide (credentials, keys, tokens), whatever the workspace.
-constexpr std::array<std::string_view, 15> kHiddenInHome = {".ssh",
-                                                            ".gnupg",
-                                                            ".aws",
-                                                            ".azure",
-                                                            ".config/gcloud",
-                                                            ".kube",
-                                                            ".config/gh",
-                                                            ".netrc",
-                                                            ".git-credentials",
-                                                            ".docker/config.json",
-                                                            ".password-store",
-                                                            ".npmrc",
-                                                            ".pypirc",
-                                                            ".cargo/credentials",
-                                                            ".cargo/credentials.toml"};
+constexpr auto kHiddenInHome = std::to_array<std::string_view>(
+    {".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".kube", ".config/gh", ".netrc", ".git-credentials",
+     ".docker/config.json", ".password-store", ".npmrc", ".pypirc", ".cargo/credentials", ".cargo/credentials.toml",
+     ".claude/.credentials.json"});
 // Below $HOME: files that make git or the user's shell run code, read-only when a writable root holds
 // them (the workspace is $HOME, or a parent of it).
-constexpr std::array<std::string_view, 11> kReadOnlyInHome = {
-    ".gitconfig", ".config/git", ".bashrc",   ".bash_profile", ".bash_login", ".profile",
-    ".zshrc",     ".zshenv",     ".zprofile", ".zlogin",       ".config/fish"};
+// .claude: Claude Code's settings, whose hooks agentd runs too.
+// (Sized by their contents: a size written by hand once left an empty name, which hid all of $HOME.)
+constexpr auto kReadOnlyInHome =
+    std::to_array<std::string_view>({".gitconfig", ".config/git", ".bashrc", ".bash_profile", ".bash_login", ".profile",
+                                     ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".config/fish", ".claude"});
 // In a git directory: what makes git run code (config: core.fsmonitor, aliases, filters; hooks), what
 // changes what it reads (info: attributes, excludes, sparse-checkout) and `commondir`, which would send
 // git to another directory's config and hooks. The objects, refs, index and HEAD stay writable, so add,
@@ -442,6 +433,7 @@ class MountPlanner {
   void plan_roots() {
     for (const auto& root : roots_) {
       protect(root / ".agentd");
+      protect(root / ".claude");  // Claude Code's project settings: agentd runs their hooks
       protect_repository(root / ".git");
     }
     scan();

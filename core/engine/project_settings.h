@@ -17,6 +17,7 @@
 #include "core/support/enum_names.h"
 #include "core/support/result.h"
 #include "tools/builtin/shell.h"
+#include "tools/hooks.h"
 #include "tools/mcp/mcp_manager.h"
 
 namespace agentd::core {
@@ -68,6 +69,7 @@ struct ProjectSettings {
   tools::ShellConfig shell;                           // the shell and verify tools' settings (config `shell`)
   VerifySettings verify;                              // config `verify`
   std::vector<tools::mcp::ServerConfig> mcp_servers;  // config `mcpServers`, started for every session
+  std::vector<tools::HookCommand> hooks;              // config `hooks` and .claude/settings*.json
   std::vector<std::string> sources;                   // the files that were read, in order
   std::optional<UntrustedProject> untrusted;          // set when the project's loosening settings were ignored
 };

@@ -126,6 +126,15 @@ Session::Session(EngineContext& engine, SessionInfo info, ProjectSettings settin
   services.file_state = file_state_.get();
   services.checkpoints = checkpoints_.get();
   services.remember_approval = [this](PermissionRule rule) { persist_approval(std::move(rule)); };
+  HookServices hook_services;
+  hook_services.session_id = info_.id;
+  hook_services.cwd = info_.cwd;
+  hook_services.additional_dirs = info_.additional_dirs;
+  hook_services.settings = &settings_;
+  hook_services.events = events_;
+  hook_services.permission_mode = [this] { return std::string(permission_mode_id(policy_.mode())); };
+  hooks_ = std::make_unique<SessionHooks>(std::move(hook_services), strand_);
+  services.hooks = hooks_.get();
   executor_ = std::make_unique<ToolCallExecutor>(std::move(services), strand_);
   project_ = workspace_root_of(info_.cwd);
   memory_ = std::make_unique<ProjectMemory>(*engine.store, strand_, project_, info_.id);
@@ -222,6 +231,7 @@ asio::awaitable<Result<void>> Session::announce_commands() {
 
 asio::awaitable<Result<void>> Session::restore(std::int64_t cleared_after_turn) {
   cleared_after_ = cleared_after_turn;
+  session_start_source_ = "resume";
   struct Loaded {
     std::vector<storage::TurnRecord> turns;
     std::vector<storage::MessageRecord> messages;

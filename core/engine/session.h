@@ -28,6 +28,7 @@
 #include "core/engine/project_memory.h"
 #include "core/engine/project_settings.h"
 #include "core/engine/prompt_images.h"
+#include "core/engine/session_hooks.h"
 #include "core/engine/slash_commands.h"
 #include "core/engine/tool_executor.h"
 #include "core/engine/turn_context.h"
@@ -270,8 +271,9 @@ class Session : public std::enable_shared_from_this<Session> {
   void store_images(std::vector<LoadedImage>& images);
   boost::asio::awaitable<support::Result<std::shared_ptr<const TurnContext>>> retrieve_context(
       const std::string& input, support::CancelToken cancel, support::Span& span);
-  // The turn's user message: what this turn adds (skills, facts, the workspace context), then the input.
-  model::Message turn_message(const TurnContext& context, std::string mcp_note, const PromptInput& input,
+  // The turn's user message: what this turn adds (skills, facts, the workspace context, the hooks' and MCP
+  // notes), then the input.
+  model::Message turn_message(const TurnContext& context, std::vector<std::string> notes, const PromptInput& input,
                               std::vector<model::ImageBlock> images) const;
   // The history that fits the window with the system prompt, the tools and the answer's reserve; an
   // error when even the current turn does not fit
@@ -300,6 +302,15 @@ class Session : public std::enable_shared_from_this<Session> {
   // model when the run failed in the changed code and fix rounds remain; nullopt ends the turn.
   boost::asio::awaitable<std::optional<model::Message>> auto_verify(const std::string& turn_id,
                                                                     support::CancelToken cancel, support::Span& span);
+  // SessionStart (when due) and UserPromptSubmit, before the turn's context is gathered: what they add to
+  // the turn's message, or the reason a UserPromptSubmit hook blocked the prompt.
+  struct PromptHooks {
+    std::string context;
+    std::optional<std::string> blocked;
+  };
+  boost::asio::awaitable<support::Result<PromptHooks>> run_prompt_hooks(const std::string& text,
+                                                                        support::CancelToken cancel,
+                                                                        support::Span& span);
   std::string build_system_prompt(const TurnContext* context) const;
   // Gathers the turn's context off the event loop (facts read from storage first).
   boost::asio::awaitable<support::Result<std::shared_ptr<const TurnContext>>> gather_context(
@@ -369,7 +380,11 @@ class Session : public std::enable_shared_from_this<Session> {
   CostLedger previous_turn_cost_;  // the last turn that called the model, for /cost
   std::unique_ptr<tools::FileState> file_state_;
   std::unique_ptr<Checkpoints> checkpoints_;    // the tools' ChangeJournal; after file_state_, which it uses
+  std::unique_ptr<SessionHooks> hooks_;         // the configured hooks; before the executor, which runs some
   std::unique_ptr<ToolCallExecutor> executor_;  // after everything it uses
+  // SessionStart runs before the first model turn this process runs for the session, and again after
+  // /clear or a compaction: with this source ("startup", "resume", "clear", "compact"); empty once run.
+  std::string session_start_source_ = "startup";
 
   std::string project_;                    // workspace root of the cwd
   std::unique_ptr<ProjectMemory> memory_;  // the facts remembered for project_

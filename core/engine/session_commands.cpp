@@ -78,6 +78,7 @@ asio::awaitable<std::string> Session::cmd_clear(const CommandCall& /*call*/) {
   summary_first_turn_.clear();
   summary_turns_ = 0;
   cleared_after_ = turn_count_;
+  session_start_source_ = "clear";
   persist_metadata();
   co_return fmt::format(
       "Context cleared: the model will not see the {} earlier turn{} of this session (they stay "

@@ -231,6 +231,7 @@ asio::awaitable<Result<Session::CompactionOutcome>> Session::compact(bool forced
   outcome.message = event.text;
   emit(std::move(event));
   outcome.compacted = true;
+  session_start_source_ = "compact";
   co_return outcome;
 }
 

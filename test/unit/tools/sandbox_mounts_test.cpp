@@ -209,6 +209,20 @@ TEST_F(SandboxMountTest, ProjectAgentdDirIsReadOnly) {
   EXPECT_EQ(control.output, "LEAK:wrote\n");
 }
 
+// Claude Code's project settings hold hooks agentd runs: a command may not rewrite them (or the scripts
+// they name) to have agentd run its code outside any permission question.
+TEST_F(SandboxMountTest, ProjectClaudeSettingsAreReadOnly) {
+  write_text(workspace_ / ".claude/settings.json", R"({"hooks": {}})");
+  const Ran ran =
+      run("exec 2>/dev/null\n"
+          "echo '{\"hooks\": {\"Stop\": []}}' > .claude/settings.json && echo LEAK:wrote\n"
+          "mkdir .claude/hooks && echo LEAK:hooks\n"
+          "mv .claude c2 && echo LEAK:moved\n"
+          "echo done\n");
+  EXPECT_EQ(ran.output, "done\n");
+  EXPECT_EQ(read_text(workspace_ / ".claude/settings.json"), R"({"hooks": {}})");
+}
+
 TEST_F(SandboxMountTest, AbsentProtectedPathsAreRemovedAfterTheCommand) {
   git_init();
   fs::remove_all(workspace_ / ".git/hooks");
