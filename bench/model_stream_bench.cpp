@@ -15,8 +15,8 @@
 #include <boost/asio/io_context.hpp>
 
 #include "bench/bench_common.h"
-#include "core/model/http_client.h"
 #include "core/model/stream_decoder.h"
+#include "core/net/http_client.h"
 #include "core/support/log.h"
 #include "test/mock_model/mock_model_server.h"
 #include "test/mock_model/mock_script.h"
@@ -25,6 +25,7 @@ namespace {
 
 namespace asio = boost::asio;
 namespace model = agentd::core::model;
+namespace net = agentd::net;
 using agentd::bench::Clock;
 
 // One Anthropic text turn with `deltas` text deltas, framed as the API sends it.
@@ -64,9 +65,9 @@ struct Trial {
 // Sends one request and reads the whole stream; decodes it when `decode` is set.
 Trial run_trial(const std::string& url, bool decode) {
   asio::io_context io;
-  model::HttpClientOptions options;
+  net::HttpClientOptions options;
   options.use_system_ca = false;
-  auto client = model::HttpClient::create(io.get_executor(), options);
+  auto client = net::HttpClient::create(io.get_executor(), options);
   if (!client) throw std::runtime_error("HttpClient: " + client.error().message());
   Trial trial;
   auto decoder = model::make_stream_decoder(model::WireProtocol::anthropic_messages);
@@ -77,13 +78,13 @@ Trial run_trial(const std::string& url, bool decode) {
   asio::co_spawn(
       io,
       [&]() -> asio::awaitable<void> {
-        model::HttpRequest request;
+        net::HttpRequest request;
         request.url = url + "/v1/messages";
         request.headers = {{"content-type", "application/json"}};
         request.body = R"({"model":"bench","stream":true})";
         auto response = co_await (*client)->send(request, [&](std::string_view bytes) {
           trial.bytes += bytes.size();
-          if (!decode) return model::BodyAction::more;
+          if (!decode) return net::BodyAction::more;
           const auto arrived = Clock::now();
           events.clear();
           decoder->feed(bytes, events);
@@ -95,7 +96,7 @@ Trial run_trial(const std::string& url, bool decode) {
               trial.complete = true;
             }
           }
-          return model::BodyAction::more;
+          return net::BodyAction::more;
         });
         if (!response) {
           failure = response.error().message();

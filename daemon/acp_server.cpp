@@ -5,6 +5,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <fmt/format.h>
 
+#include "core/net/http_client.h"
 #include "core/support/log.h"
 #include "core/support/version.h"
 #include "daemon/acp_frontend.h"
@@ -197,29 +198,40 @@ Result<core::PromptInput> prompt_input(const std::vector<acp::ContentBlock>& blo
   return input;
 }
 
-// The client's MCP servers as the MCP client takes them. Only stdio ones: initialize says
-// mcpCapabilities {http: false, sse: false}, so any other is the client's mistake and refused.
+// The client's MCP servers as the MCP client takes them: stdio and Streamable HTTP ones (initialize says
+// mcpCapabilities {http: true, sse: false}); an SSE one is the client's mistake and refused.
 Result<std::vector<tools::mcp::ServerConfig>> mcp_configs(const std::vector<acp::McpServer>& servers) {
   std::vector<tools::mcp::ServerConfig> out;
   for (const auto& server : servers) {
-    const auto* stdio = std::get_if<acp::McpServerStdio>(&server);
-    if (stdio == nullptr) {
-      const std::string& name = std::holds_alternative<acp::McpServerHttp>(server)
-                                    ? std::get<acp::McpServerHttp>(server).name
-                                    : std::get<acp::McpServerSse>(server).name;
+    tools::mcp::ServerConfig config;
+    if (const auto* sse = std::get_if<acp::McpServerSse>(&server)) {
       return Error(Errc::invalid_argument,
-                   fmt::format("MCP server \"{}\": only stdio servers are supported (agentd's initialize answer "
-                               "says mcpCapabilities http and sse are false)",
-                               name));
+                   fmt::format("MCP server \"{}\": the old HTTP+SSE transport is not supported (agentd's initialize "
+                               "answer says mcpCapabilities sse is false); use the server's Streamable HTTP endpoint "
+                               "(type \"http\")",
+                               sse->name));
     }
-    if (stdio->name.empty() || stdio->command.empty()) {
+    if (const auto* http = std::get_if<acp::McpServerHttp>(&server)) {
+      if (http->name.empty() || http->url.empty()) {
+        return Error(Errc::invalid_argument, "an MCP server of type http needs a name and a url");
+      }
+      if (auto url = net::parse_url(http->url); !url) {
+        return Error(Errc::invalid_argument, fmt::format("MCP server \"{}\": {}", http->name, url.error().message()));
+      }
+      config.name = http->name;
+      config.url = http->url;
+      for (const auto& h : http->headers) config.headers.emplace_back(h.name, h.value);
+      out.push_back(std::move(config));
+      continue;
+    }
+    const auto& stdio = std::get<acp::McpServerStdio>(server);
+    if (stdio.name.empty() || stdio.command.empty()) {
       return Error(Errc::invalid_argument, "an MCP server needs a name and a command");
     }
-    tools::mcp::ServerConfig config;
-    config.name = stdio->name;
-    config.command = stdio->command;
-    config.args = stdio->args;
-    for (const auto& e : stdio->env) config.env.emplace_back(e.name, e.value);
+    config.name = stdio.name;
+    config.command = stdio.command;
+    config.args = stdio.args;
+    for (const auto& e : stdio.env) config.env.emplace_back(e.name, e.value);
     out.push_back(std::move(config));
   }
   return out;
@@ -258,7 +270,7 @@ Result<acp::InitializeResponse> AcpServer::on_initialize(const acp::InitializeRe
   }
   acp::InitializeResponse response;
   response.protocol_version = acp::negotiate_version(request.protocol_version);
-  // Capabilities are what works today, nothing more: images but no audio, MCP over stdio only.
+  // Capabilities are what works today, nothing more: images but no audio, MCP over stdio and Streamable HTTP.
   response.agent_capabilities.load_session = true;
   response.agent_capabilities.prompt.embedded_context = true;
   response.agent_capabilities.prompt.image = true;
@@ -268,6 +280,7 @@ Result<acp::InitializeResponse> AcpServer::on_initialize(const acp::InitializeRe
   response.agent_capabilities.session.delete_session = true;
   response.agent_capabilities.session.additional_directories = true;
   response.agent_capabilities.session.fork = true;
+  response.agent_capabilities.mcp.http = true;  // Streamable HTTP servers (tools/mcp/http_transport.h)
   response.agent_info = acp::Implementation{"agentd", "agentd", support::kVersion};
   // One API-key method per variable a model may read its key from (ACP's `agent` type: the client
   // calls authenticate, with the key in _meta or without to use agentd's environment).

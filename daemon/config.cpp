@@ -342,9 +342,14 @@ Result<void> apply_config_text(Config& config, std::string_view text, std::strin
                 std::string::npos) {
           return fail(field, "a server name is letters, digits, _ and - (it becomes part of tool names)");
         }
-        if (!server.is_object()) return fail(field, "expected an object with command, args, env and cwd");
+        if (!server.is_object()) {
+          return fail(field,
+                      "expected an object: {\"command\", \"args\", \"env\", \"cwd\"} or {\"type\": \"http\", "
+                      "\"url\", \"headers\"}");
+        }
         tools::mcp::ServerConfig config_server;
         config_server.name = name;
+        std::string type = "stdio";
         for (const auto& [setting, v] : server.as_object()) {
           const std::string sub = fmt::format("{}.{}", field, setting);
           if (setting == "command") {
@@ -366,12 +371,39 @@ Result<void> apply_config_text(Config& config, std::string_view text, std::strin
             if (!v.is_string()) return fail(sub, "expected a directory");
             config_server.cwd = v.as_string();
           } else if (setting == "type") {
-            if (!v.is_string() || v.as_string() != "stdio") return fail(sub, "only \"stdio\" servers are supported");
+            if (!v.is_string() || (v.as_string() != "stdio" && v.as_string() != "http")) {
+              return fail(
+                  sub, "expected \"stdio\" or \"http\" (Streamable HTTP; the old \"sse\" transport is not supported)");
+            }
+            type = v.as_string();
+          } else if (setting == "url") {
+            if (!v.is_string() || !net::parse_url(v.as_string())) {
+              return fail(sub, "expected the server's http(s) endpoint, such as \"https://mcp.example.com/mcp\"");
+            }
+            config_server.url = v.as_string();
+          } else if (setting == "headers") {
+            if (!v.is_object())
+              return fail(sub, "expected an object of headers: {\"Authorization\": \"Bearer ${TOKEN}\"}");
+            for (const auto& [header, val] : v.as_object()) {
+              if (!val.is_string() || !core::telemetry::valid_header(header, val.as_string())) {
+                return fail(fmt::format("{}.{}", sub, header), "expected a valid HTTP header value");
+              }
+              config_server.headers.emplace_back(header, val.as_string());
+            }
           } else {
-            return fail(sub, "unknown setting (known: command, args, env, cwd, type)");
+            return fail(sub, "unknown setting (known: command, args, env, cwd for stdio; type, url, headers for http)");
           }
         }
-        if (config_server.command.empty()) return fail(field, "a server needs a command");
+        if (type == "http" || !config_server.url.empty()) {
+          if (config_server.url.empty()) return fail(field, "an http server needs a url");
+          if (!config_server.command.empty() || !config_server.args.empty() || !config_server.env.empty()) {
+            return fail(field, "an http server has a url and headers, not a command, args or env");
+          }
+        } else {
+          if (config_server.command.empty())
+            return fail(field, "a server needs a command (or \"type\": \"http\" and a url)");
+          if (!config_server.headers.empty()) return fail(field, "headers are for http servers");
+        }
         // A later file's server of the same name replaces the earlier one.
         std::erase_if(config.mcp_servers, [&config_server](const auto& s) { return s.name == config_server.name; });
         config.mcp_servers.push_back(std::move(config_server));
@@ -392,7 +424,7 @@ Result<void> apply_config_text(Config& config, std::string_view text, std::strin
       for (const auto& [name, setting] : value.as_object()) {
         const std::string field = fmt::format("telemetry.{}", name);
         if (name == "endpoint") {
-          if (!setting.is_string() || !core::model::parse_url(setting.as_string())) {
+          if (!setting.is_string() || !net::parse_url(setting.as_string())) {
             return fail(field, "expected the collector's traces URL, such as \"http://localhost:4318/v1/traces\"");
           }
           config.telemetry.endpoint = setting.as_string();
@@ -403,7 +435,7 @@ Result<void> apply_config_text(Config& config, std::string_view text, std::strin
             if (!v.is_string() || !core::telemetry::valid_header(header, v.as_string())) {
               return fail(fmt::format("{}.{}", field, header), "expected a valid HTTP header value");
             }
-            config.telemetry.headers.push_back(core::model::HttpHeader{header, v.as_string()});
+            config.telemetry.headers.push_back(net::HttpHeader{header, v.as_string()});
           }
         } else if (name == "captureContent") {
           if (!setting.is_bool()) return fail(field, "expected true or false");

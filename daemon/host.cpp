@@ -12,7 +12,7 @@
 #include "core/engine/engine_store.h"
 #include "core/engine/session_manager.h"
 #include "core/engine/system_rules.h"
-#include "core/model/http_client.h"
+#include "core/net/http_client.h"
 #include "core/support/log.h"
 #include "core/telemetry/otlp_exporter.h"
 #include "daemon/acp_server.h"
@@ -50,7 +50,7 @@ std::shared_ptr<core::model::Credentials> make_credentials(const HostOptions& op
   return core::model::Credentials::create(std::move(vars), options.env);
 }
 
-core::EngineContext engine_context(asio::io_context& io, core::EngineStore& store, core::model::HttpClient& http,
+core::EngineContext engine_context(asio::io_context& io, core::EngineStore& store, net::HttpClient& http,
                                    HostOptions options) {
   core::EngineContext engine;
   // What is process-wide comes from the user's own layers (their file and --config), read once here.
@@ -80,7 +80,7 @@ core::EngineContext engine_context(asio::io_context& io, core::EngineStore& stor
   if (auto otlp = core::telemetry::otlp_config_from_env(env, from_file); !otlp) {
     log::warn("OpenTelemetry export is off: {}", otlp.error().message());
   } else if (*otlp) {
-    auto exporter = core::telemetry::OtlpExporter::start(std::move(**otlp), core::model::ProxyConfig::from_lookup(env));
+    auto exporter = core::telemetry::OtlpExporter::start(std::move(**otlp), net::ProxyConfig::from_lookup(env));
     if (exporter) {
       engine.otlp = std::move(*exporter);
     } else {
@@ -135,7 +135,7 @@ struct Host::Parts {
     FlushBeforeLoopEnds& operator=(const FlushBeforeLoopEnds&) = delete;
     ~FlushBeforeLoopEnds() { worker.flush(); }
   } flush{worker};
-  std::unique_ptr<core::model::HttpClient> http;
+  std::unique_ptr<net::HttpClient> http;
   core::EngineContext engine;
   core::SessionManager sessions;
   Output output;
@@ -154,9 +154,9 @@ struct Host::Parts {
              }),
         server(peer, sessions) {}
 
-  static std::unique_ptr<core::model::HttpClient> make_http(asio::io_context& io) {
+  static std::unique_ptr<net::HttpClient> make_http(asio::io_context& io) {
     // Without extra CA certificates (agentd passes none) create() has nothing that can fail.
-    auto http = core::model::HttpClient::create(io.get_executor(), core::model::HttpClientOptions{});
+    auto http = net::HttpClient::create(io.get_executor(), net::HttpClientOptions{});
     if (!http) throw std::runtime_error(http.error().message());
     return std::move(*http);
   }

@@ -50,6 +50,11 @@ std::string quoted_words(const std::string& command, const std::vector<std::stri
 }
 
 std::string describe_server(const tools::mcp::ServerConfig& s) {
+  if (s.http()) {
+    std::string out = s.url;
+    for (const auto& [name, value] : s.headers) out += fmt::format(" [header {}: {}]", name, value);
+    return out;
+  }
   std::string out = quoted_words(s.command, s.args);
   for (const auto& [name, value] : s.env) out += fmt::format(" [env {}={}]", name, value);
   if (!s.cwd.empty()) out += fmt::format(" [cwd {}]", s.cwd);
@@ -63,7 +68,8 @@ std::string describe_hook(const tools::HookCommand& hook) {
 }
 
 bool same_server(const tools::mcp::ServerConfig& a, const tools::mcp::ServerConfig& b) {
-  return a.command == b.command && a.args == b.args && a.env == b.env && a.cwd == b.cwd;
+  return a.command == b.command && a.args == b.args && a.env == b.env && a.cwd == b.cwd && a.url == b.url &&
+         a.headers == b.headers;
 }
 
 // Where a model's requests go and which key they carry: what a project must not choose by itself.

@@ -31,10 +31,12 @@ check_folder() {
 
 # Generated headers live under the build tree with a core/support/ path.
 check_folder core/support 'core/support/' 'sqlite3|openssl/|boost/beast'
+check_folder core/net 'core/support/|core/net/' 'sqlite3'
 check_folder protocol 'core/support/|protocol/' 'sqlite3|openssl/|boost/beast'
 check_folder storage 'core/support/|storage/' 'boost/asio|boost/beast|openssl/|simdjson'
 # tools/ may use libcrypto's digests (openssl/evp.h), never TLS.
-check_folder tools 'core/support/|tools/|protocol/(jsonrpc|peer|framing)\.h' 'boost/beast|openssl/(ssl|tls|x509)'
+# tools/mcp speaks HTTP through core/net (Streamable HTTP servers); nothing in tools/ includes Beast itself.
+check_folder tools 'core/support/|tools/|protocol/(jsonrpc|peer|framing)\.h|core/net/(http_client|sse_parser)\.h' 'boost/beast|openssl/(ssl|tls|x509)'
 # core/ minus core/support: the engine. No ACP, no daemon.
 while IFS= read -r file; do
   while IFS= read -r line; do
@@ -46,7 +48,7 @@ while IFS= read -r file; do
       fi
     fi
   done < <(grep -n '#include' "$file")
-done < <(find core -path core/support -prune -o \( -name '*.h' -o -name '*.cpp' \) -print | sort)
+done < <(find core \( -path core/support -o -path core/net \) -prune -o \( -name '*.h' -o -name '*.cpp' \) -print | sort)
 
 # Only the stdio transport writes to stdout. main.cpp prints --help/--version before any protocol
 # starts; such lines carry the marker `// stdout-ok`. daemon/cli/ is the `agent` CLI, whose stdout is

@@ -33,9 +33,9 @@
 #include "core/engine/tool_executor.h"
 #include "core/engine/turn_context.h"
 #include "core/model/credentials.h"
-#include "core/model/http_client.h"
 #include "core/model/model_client.h"
 #include "core/model/model_config.h"
+#include "core/net/http_client.h"
 #include "core/support/cancel.h"
 #include "core/support/enum_names.h"
 #include "core/support/result.h"
@@ -69,7 +69,7 @@ using ToolInstaller = std::function<support::Result<void>(tools::ToolRegistry&, 
 struct EngineContext {
   boost::asio::any_io_executor executor;
   EngineStore* store = nullptr;
-  model::HttpClient* http = nullptr;
+  net::HttpClient* http = nullptr;
   ToolInstaller install_tools;
   model::ModelClientOptions model_options;
   // The API keys sessions may use (ACP authenticate/logout); null: the environment's, no gating.

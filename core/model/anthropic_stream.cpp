@@ -21,7 +21,7 @@ std::uint32_t block_index(const Json& data) { return detail::index_field(data, "
 
 }  // namespace
 
-void AnthropicStream::on_event(const SseEvent& event, std::vector<ModelEvent>& out) {
+void AnthropicStream::on_event(const net::SseEvent& event, std::vector<ModelEvent>& out) {
   auto parsed = support::parse_json(event.data);
   if (!parsed || !parsed->is_object()) {
     emit_terminal(

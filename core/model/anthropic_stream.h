@@ -17,7 +17,7 @@ namespace agentd::core::model {
 
 class AnthropicStream final : public StreamDecoder {
  protected:
-  void on_event(const SseEvent& event, std::vector<ModelEvent>& out) override;
+  void on_event(const net::SseEvent& event, std::vector<ModelEvent>& out) override;
   void on_end(std::vector<ModelEvent>& out) override;
 
  private:

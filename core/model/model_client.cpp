@@ -315,7 +315,7 @@ Json openai_chat_request_body(const ModelConfig& config, const ModelRequest& req
   return parsed ? std::move(*parsed) : Json();
 }
 
-ModelClient::ModelClient(ModelConfig config, HttpClient& http, ModelClientOptions options)
+ModelClient::ModelClient(ModelConfig config, net::HttpClient& http, ModelClientOptions options)
     : config_(std::move(config)),
       http_(http),
       options_(std::move(options)),
@@ -323,8 +323,8 @@ ModelClient::ModelClient(ModelConfig config, HttpClient& http, ModelClientOption
   if (!options_.env) options_.env = process_env();
 }
 
-support::Result<HttpRequest> ModelClient::build_http_request(const ModelRequest& request) const {
-  HttpRequest out;
+support::Result<net::HttpRequest> ModelClient::build_http_request(const ModelRequest& request) const {
+  net::HttpRequest out;
   out.method = "POST";
   const bool anthropic = config_.provider == Provider::anthropic;
   const std::string base = trim_trailing_slashes(config_.base_url);
@@ -422,15 +422,15 @@ asio::awaitable<StreamResult> ModelClient::stream(ModelRequest request, EventCal
       }
       pending.clear();
     };
-    HttpBodyCallback on_body = [&](std::string_view chunk) {
+    net::HttpBodyCallback on_body = [&](std::string_view chunk) {
       decoder->feed(chunk, pending);
       drain();
       // After the terminal event only the body's framing is left: HttpClient reads it in the background
       // so the connection is reused, and this call returns now.
-      return decoder->done() ? BodyAction::finish : BodyAction::more;
+      return decoder->done() ? net::BodyAction::finish : net::BodyAction::more;
     };
 
-    HttpRequest http_request = *built;
+    net::HttpRequest http_request = *built;
     auto sent = co_await http_.send(std::move(http_request), std::move(on_body), cancel);
 
     std::optional<ModelError> error;
@@ -442,10 +442,11 @@ asio::awaitable<StreamResult> ModelClient::stream(ModelRequest request, EventCal
         error = model_error_from_http(sent->status, sent->headers, sent->error_body);
       } else {
         if (!decoder->done()) {
-          const HttpFailure failure = sent->body_error ? http_failure_of(*sent->body_error) : HttpFailure::none;
+          const net::HttpFailure failure =
+              sent->body_error ? net::http_failure_of(*sent->body_error) : net::HttpFailure::none;
           // A stall or a cancellation says more than "the stream ended early"; other endings (a reset,
           // a cut chunk, a clean close) are the decoder's stream_truncated.
-          if (failure == HttpFailure::idle_timeout || failure == HttpFailure::cancelled) {
+          if (failure == net::HttpFailure::idle_timeout || failure == net::HttpFailure::cancelled) {
             error = model_error_from_transport(*sent->body_error);
           } else {
             decoder->finish(pending);

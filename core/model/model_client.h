@@ -12,10 +12,10 @@
 
 #include <boost/asio/awaitable.hpp>
 
-#include "core/model/http_client.h"
 #include "core/model/model_config.h"
 #include "core/model/model_event.h"
 #include "core/model/retry.h"
+#include "core/net/http_client.h"
 #include "core/support/cancel.h"
 #include "core/support/json.h"
 #include "core/support/result.h"
@@ -116,13 +116,13 @@ class ModelClient {
   using EventCallback = std::function<void(const ModelEvent&)>;
 
   // `http` must outlive the client; stream() runs on the HttpClient's executor.
-  ModelClient(ModelConfig config, HttpClient& http, ModelClientOptions options = {});
+  ModelClient(ModelConfig config, net::HttpClient& http, ModelClientOptions options = {});
 
   const ModelConfig& config() const noexcept { return config_; }
 
   // The HTTP request for `request`: URL, headers (with the key read from the environment now), body.
   // Fails (Errc::invalid_argument) when api_key_env names an unset variable.
-  support::Result<HttpRequest> build_http_request(const ModelRequest& request) const;
+  support::Result<net::HttpRequest> build_http_request(const ModelRequest& request) const;
 
   // Streams one model call. Every decoded event reaches `on_event` as soon as its bytes arrive, and
   // exactly one terminal event (MessageDone or ModelError) ends the sequence. Failures before any output
@@ -135,7 +135,7 @@ class ModelClient {
 
  private:
   ModelConfig config_;
-  HttpClient& http_;
+  net::HttpClient& http_;
   ModelClientOptions options_;
   RetryJitter jitter_;
 };

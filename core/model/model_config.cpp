@@ -118,7 +118,7 @@ bool from_json(const support::JsonIn& in, ModelConfig& out) {
   if (!in.required("model", out.model)) return false;
   if (out.model.empty()) return in["model"].fail("must not be empty");
   if (!in.optional("base_url", out.base_url)) return false;
-  if (!out.base_url.empty() && !parse_url(out.base_url)) return in["base_url"].fail("not an http(s) URL");
+  if (!out.base_url.empty() && !net::parse_url(out.base_url)) return in["base_url"].fail("not an http(s) URL");
   if (!in.optional("api_key_env", out.api_key_env)) return false;
   // Said and empty: no key at all (a local server), not the provider's default variable.
   out.keyless = in.json().contains("api_key_env") && out.api_key_env.empty();

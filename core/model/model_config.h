@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/model/http_client.h"
+#include "core/net/http_client.h"
 #include "core/support/enum_names.h"
 #include "core/support/json_reader.h"
 #include "core/support/result.h"
@@ -36,7 +36,7 @@ struct ModelConfig {
   std::uint64_t context_window = 0;
   std::uint32_t max_output_tokens = 0;
   std::string anthropic_version{kDefaultAnthropicVersion};
-  HttpHeaders extra_headers;  // sent with every request, after ours
+  net::HttpHeaders extra_headers;  // sent with every request, after ours
 };
 
 // A config for `model` with the provider's defaults: base URL, key variable, and the limits from the

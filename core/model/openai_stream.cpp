@@ -27,7 +27,7 @@ bool is_complete_json(std::string_view text) {
 
 }  // namespace
 
-void OpenAiChatStream::on_event(const SseEvent& event, std::vector<ModelEvent>& out) {
+void OpenAiChatStream::on_event(const net::SseEvent& event, std::vector<ModelEvent>& out) {
   const std::string_view payload = support::trim(event.data);
   if (payload == "[DONE]") {
     finish_message(out);

@@ -129,18 +129,18 @@ std::optional<milliseconds> parse_retry_after(std::string_view value, std::chron
   return std::nullopt;
 }
 
-std::optional<milliseconds> retry_after_from_headers(const HttpHeaders& headers,
+std::optional<milliseconds> retry_after_from_headers(const net::HttpHeaders& headers,
                                                      std::chrono::system_clock::time_point now) {
-  if (const std::string* ms = find_header(headers, "retry-after-ms")) {
+  if (const std::string* ms = net::find_header(headers, "retry-after-ms")) {
     if (auto value = parse_decimal(support::trim(*ms)); value && *value <= kMaxRetryAfterSeconds * 1000) {
       return milliseconds(static_cast<std::int64_t>(std::ceil(*value)));
     }
   }
-  if (const std::string* value = find_header(headers, "retry-after")) return parse_retry_after(*value, now);
+  if (const std::string* value = net::find_header(headers, "retry-after")) return parse_retry_after(*value, now);
   return std::nullopt;
 }
 
-ModelError model_error_from_http(int status, const HttpHeaders& headers, std::string_view body,
+ModelError model_error_from_http(int status, const net::HttpHeaders& headers, std::string_view body,
                                  std::chrono::system_clock::time_point now) {
   const std::optional<ModelError> from_body = error_from_body(body);
   ModelError error;
@@ -182,7 +182,7 @@ ModelError model_error_from_http(int status, const HttpHeaders& headers, std::st
 
   if (auto wait = retry_after_from_headers(headers, now)) error.retry_after = wait;
   // Anthropic (and OpenAI) say explicitly whether a retry can help; their word beats our guess.
-  if (const std::string* should = find_header(headers, "x-should-retry")) {
+  if (const std::string* should = net::find_header(headers, "x-should-retry")) {
     const std::string_view v = support::trim(*should);
     if (v == "true") error.retryable = !no_quota;
     if (v == "false") error.retryable = false;
@@ -195,14 +195,14 @@ ModelError model_error_from_transport(const support::Error& error) {
   out.kind = ErrorKind::network;
   out.source = ErrorSource::transport;
   out.message = error.message();
-  const HttpFailure failure = http_failure_of(error);
-  out.code = failure != HttpFailure::none ? std::string(http_failure_name(failure)) : "transport_error";
+  const net::HttpFailure failure = net::http_failure_of(error);
+  out.code = failure != net::HttpFailure::none ? std::string(net::http_failure_name(failure)) : "transport_error";
   switch (failure) {
-    case HttpFailure::bad_request:
-    case HttpFailure::tls_verify:
-    case HttpFailure::cancelled:
-    case HttpFailure::protocol: out.retryable = false; break;
-    case HttpFailure::none:
+    case net::HttpFailure::bad_request:
+    case net::HttpFailure::tls_verify:
+    case net::HttpFailure::cancelled:
+    case net::HttpFailure::protocol: out.retryable = false; break;
+    case net::HttpFailure::none:
       out.retryable = error.code() == support::Errc::unavailable || error.code() == support::Errc::timeout ||
                       error.code() == support::Errc::io;
       break;

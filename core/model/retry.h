@@ -9,8 +9,8 @@
 #include <random>
 #include <string_view>
 
-#include "core/model/http_client.h"
 #include "core/model/model_event.h"
+#include "core/net/http_client.h"
 #include "core/support/result.h"
 
 namespace agentd::core::model {
@@ -48,13 +48,13 @@ std::chrono::milliseconds backoff_delay(const RetryPolicy& policy, int attempt, 
 std::optional<std::chrono::milliseconds> parse_retry_after(std::string_view value,
                                                            std::chrono::system_clock::time_point now);
 // retry-after-ms (OpenAI, Anthropic SDKs) first, then retry-after.
-std::optional<std::chrono::milliseconds> retry_after_from_headers(const HttpHeaders& headers,
+std::optional<std::chrono::milliseconds> retry_after_from_headers(const net::HttpHeaders& headers,
                                                                   std::chrono::system_clock::time_point now);
 
 // A non-2xx response as a ModelError (source http). The status decides the kind, the body (Anthropic or
 // OpenAI error JSON, or plain text) refines it: context_too_long, insufficient_quota (not retried).
 // `x-should-retry: true|false` overrides whether it is retryable.
-ModelError model_error_from_http(int status, const HttpHeaders& headers, std::string_view body,
+ModelError model_error_from_http(int status, const net::HttpHeaders& headers, std::string_view body,
                                  std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
 
 // A failure below HTTP (an HttpClient error or an HttpResponse::body_error) as a network ModelError

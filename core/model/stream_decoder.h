@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/model/model_event.h"
-#include "core/model/sse_parser.h"
+#include "core/net/sse_parser.h"
 #include "core/support/enum_names.h"
 
 namespace agentd::core::model {
@@ -37,11 +37,11 @@ class StreamDecoder {
 
   // A terminal event has been emitted; later bytes are ignored.
   bool done() const noexcept { return done_; }
-  const SseParser& sse() const noexcept { return sse_; }
+  const net::SseParser& sse() const noexcept { return sse_; }
 
  protected:
   // One SSE event, only called before the terminal event.
-  virtual void on_event(const SseEvent& event, std::vector<ModelEvent>& out) = 0;
+  virtual void on_event(const net::SseEvent& event, std::vector<ModelEvent>& out) = 0;
   // The body ended before a terminal event: emit MessageDone when the provider's rules allow it, or an
   // error. Must emit a terminal event.
   virtual void on_end(std::vector<ModelEvent>& out) = 0;
@@ -51,7 +51,7 @@ class StreamDecoder {
  private:
   void drain(std::vector<ModelEvent>& out);
 
-  SseParser sse_;
+  net::SseParser sse_;
   bool done_ = false;
 };
 

@@ -63,8 +63,8 @@ Result<std::uint64_t> positive(const char* name, const char* value, std::uint64_
 }
 
 // "k1=v1,k2=v2", values percent-encoded (the OTLP exporter spec); each a valid header.
-Result<model::HttpHeaders> parse_headers(const char* name, std::string_view text) {
-  model::HttpHeaders out;
+Result<net::HttpHeaders> parse_headers(const char* name, std::string_view text) {
+  net::HttpHeaders out;
   while (!text.empty()) {
     const auto comma = text.find(',');
     const std::string_view entry = support::trim(text.substr(0, comma));
@@ -79,7 +79,7 @@ Result<model::HttpHeaders> parse_headers(const char* name, std::string_view text
     if (!valid_header(key, value)) {
       return Error(Errc::invalid_argument, fmt::format("{}: the header \"{}\" is not a valid HTTP header", name, key));
     }
-    out.push_back(model::HttpHeader{std::move(key), std::move(value)});
+    out.push_back(net::HttpHeader{std::move(key), std::move(value)});
   }
   return out;
 }
@@ -208,7 +208,7 @@ Result<std::optional<OtlpConfig>> otlp_config_from_env(const std::function<const
   } else {
     return std::optional<OtlpConfig>();
   }
-  if (auto url = model::parse_url(config.endpoint); !url) {
+  if (auto url = net::parse_url(config.endpoint); !url) {
     if (which == nullptr) {
       return Error(Errc::invalid_argument,
                    fmt::format("config telemetry.endpoint \"{}\": {}", config.endpoint, url.error().message()));
@@ -285,14 +285,14 @@ std::string otlp_traces_json(const OtlpConfig& config, const std::vector<ExportS
   return out;
 }
 
-Result<std::unique_ptr<OtlpExporter>> OtlpExporter::start(OtlpConfig config, model::ProxyConfig proxy) {
+Result<std::unique_ptr<OtlpExporter>> OtlpExporter::start(OtlpConfig config, net::ProxyConfig proxy) {
   auto io = std::make_unique<asio::io_context>(1);
-  model::HttpClientOptions options;
+  net::HttpClientOptions options;
   options.proxy = std::move(proxy);
-  options.timeouts = model::HttpTimeouts{config.timeout, config.timeout, config.timeout};
+  options.timeouts = net::HttpTimeouts{config.timeout, config.timeout, config.timeout};
   options.max_idle_per_host = 1;
   options.user_agent = fmt::format("agentd/{}", support::kVersion);
-  auto client = model::HttpClient::create(io->get_executor(), std::move(options));
+  auto client = net::HttpClient::create(io->get_executor(), std::move(options));
   if (!client) return std::move(client).error();
   std::unique_ptr<OtlpExporter> exporter(new OtlpExporter(std::move(config), std::move(io), std::move(*client)));
   exporter->thread_ = std::thread([raw = exporter.get()] { raw->run(); });
@@ -301,7 +301,7 @@ Result<std::unique_ptr<OtlpExporter>> OtlpExporter::start(OtlpConfig config, mod
 }
 
 OtlpExporter::OtlpExporter(OtlpConfig config, std::unique_ptr<asio::io_context> io,
-                           std::unique_ptr<model::HttpClient> client)
+                           std::unique_ptr<net::HttpClient> client)
     : config_(std::move(config)), io_(std::move(io)), client_(std::move(client)) {}
 
 OtlpExporter::~OtlpExporter() {
@@ -400,10 +400,10 @@ std::optional<std::string> OtlpExporter::send(const std::vector<ExportSpan>& bat
 }
 
 OtlpExporter::Attempt OtlpExporter::send_once(const std::string& body, std::chrono::milliseconds deadline) {
-  model::HttpRequest request;
+  net::HttpRequest request;
   request.url = config_.endpoint;
   request.headers = config_.headers;
-  request.headers.push_back(model::HttpHeader{"Content-Type", "application/json"});
+  request.headers.push_back(net::HttpHeader{"Content-Type", "application/json"});
   request.body = body;
   support::CancelSource cancel;
   // Shared with the completion, which may run on a later turn of the loop if the request outlives its
@@ -411,15 +411,15 @@ OtlpExporter::Attempt OtlpExporter::send_once(const std::string& body, std::chro
   auto outcome = std::make_shared<Attempt>();
   auto done = std::make_shared<bool>(false);
   // Parameters, not captures: the coroutine outlives this call when the deadline passes first.
-  auto exchange = [](model::HttpClient& client, model::HttpRequest req, support::CancelToken token,
+  auto exchange = [](net::HttpClient& client, net::HttpRequest req, support::CancelToken token,
                      std::shared_ptr<Attempt> out, std::shared_ptr<bool> finished) -> asio::awaitable<void> {
     auto response = co_await client.send(
-        std::move(req), [](std::string_view) { return model::BodyAction::more; }, token);
+        std::move(req), [](std::string_view) { return net::BodyAction::more; }, token);
     *finished = true;
     if (!response) {
       out->error = response.error().message();
-      const auto failure = model::http_failure_of(response.error());
-      out->retryable = failure == model::HttpFailure::connect || failure == model::HttpFailure::closed;
+      const auto failure = net::http_failure_of(response.error());
+      out->retryable = failure == net::HttpFailure::connect || failure == net::HttpFailure::closed;
     } else if (!response->ok_status()) {
       out->error = fmt::format("the collector answered {}: {}", response->status, response->error_body.substr(0, 200));
       const int status = response->status;

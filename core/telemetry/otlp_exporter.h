@@ -24,7 +24,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/model/http_client.h"
+#include "core/net/http_client.h"
 #include "core/support/result.h"
 #include "core/support/trace.h"
 #include "core/telemetry/trace_context.h"
@@ -37,7 +37,7 @@ namespace agentd::core::telemetry {
 
 struct OtlpConfig {
   std::string endpoint;  // the traces URL itself (".../v1/traces")
-  model::HttpHeaders headers;
+  net::HttpHeaders headers;
   std::string service_name = "agentd";
   bool capture_content = false;                    // export text attributes (commands, paths, search terms) too
   std::size_t max_queue = 2048;                    // spans waiting; more are dropped
@@ -49,7 +49,7 @@ struct OtlpConfig {
 // The `telemetry` section of the user's own config file (daemon/config.h); the OTEL_* variables win.
 struct OtlpSettings {
   std::optional<std::string> endpoint;  // the traces URL itself
-  model::HttpHeaders headers;
+  net::HttpHeaders headers;
   std::optional<bool> capture_content;
   std::optional<std::string> service_name;
 };
@@ -87,7 +87,7 @@ class OtlpExporter {
   };
 
   // Starts the exporter's thread. `proxy` is agentd's (HTTPS_PROXY, NO_PROXY).
-  static support::Result<std::unique_ptr<OtlpExporter>> start(OtlpConfig config, model::ProxyConfig proxy);
+  static support::Result<std::unique_ptr<OtlpExporter>> start(OtlpConfig config, net::ProxyConfig proxy);
   // Sends what is queued (within 2 s) and stops the thread; spans still queued then are dropped.
   ~OtlpExporter();
   OtlpExporter(const OtlpExporter&) = delete;
@@ -99,8 +99,7 @@ class OtlpExporter {
   const OtlpConfig& config() const noexcept { return config_; }
 
  private:
-  OtlpExporter(OtlpConfig config, std::unique_ptr<boost::asio::io_context> io,
-               std::unique_ptr<model::HttpClient> client);
+  OtlpExporter(OtlpConfig config, std::unique_ptr<boost::asio::io_context> io, std::unique_ptr<net::HttpClient> client);
   void run();
   struct Attempt {
     std::optional<std::string> error;
@@ -112,7 +111,7 @@ class OtlpExporter {
 
   OtlpConfig config_;
   std::unique_ptr<boost::asio::io_context> io_;  // the thread's loop, for the client
-  std::unique_ptr<model::HttpClient> client_;
+  std::unique_ptr<net::HttpClient> client_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<ExportSpan> queue_;

@@ -9,20 +9,20 @@
 #include <string_view>
 #include <vector>
 
-#include "core/model/sse_parser.h"
 #include "core/model/stream_decoder.h"
 #include "core/model/stream_summary.h"
+#include "core/net/sse_parser.h"
 #include "core/support/json.h"
 #include "core/support/json_writer.h"
 
 namespace {
 
 using agentd::core::model::ModelEvent;
-using agentd::core::model::SseParser;
 using agentd::core::model::StreamAccumulator;
 using agentd::core::model::StreamSummary;
 using agentd::core::model::ToolCallDone;
 using agentd::core::model::WireProtocol;
+using net::SseParser;
 
 void check(bool condition) {
   if (!condition) std::abort();

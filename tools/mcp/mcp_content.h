@@ -15,6 +15,12 @@ namespace agentd::tools::mcp {
 
 // What we ask for in `initialize`, and what we accept back (newest first).
 inline constexpr std::string_view kProtocolVersion = "2025-11-25";
+// The stateless revision: no initialize; the client asks server/discover and every request carries the
+// version and the client's capabilities in its _meta. Spoken with a server whose initialize fails.
+inline constexpr std::string_view kStatelessProtocolVersion = "2026-07-28";
+inline constexpr std::string_view kMetaProtocolVersion = "io.modelcontextprotocol/protocolVersion";
+inline constexpr std::string_view kMetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities";
+inline constexpr std::string_view kMetaClientInfo = "io.modelcontextprotocol/clientInfo";
 std::span<const std::string_view> supported_protocol_versions() noexcept;
 bool is_supported_protocol_version(std::string_view version) noexcept;
 

@@ -27,6 +27,7 @@
 #include "protocol/framing.h"
 #include "protocol/jsonrpc.h"
 #include "protocol/peer.h"
+#include "tools/mcp/http_transport.h"
 #include "tools/mcp/mcp_content.h"
 #include "tools/mcp/server_process.h"
 
@@ -109,7 +110,8 @@ struct Link : std::enable_shared_from_this<Link> {
   Link(const asio::any_io_executor& executor, Spawner spawner) : changed(executor), spawn(std::move(spawner)) {}
 
   std::string server;
-  std::unique_ptr<ServerProcess> process;
+  std::unique_ptr<ServerProcess> process;  // a stdio server's
+  std::shared_ptr<HttpTransport> http;     // a Streamable HTTP server's
   std::unique_ptr<protocol::Peer> peer;
   Notifier changed;  // any flag below changed
   Spawner spawn;
@@ -123,6 +125,7 @@ struct Link : std::enable_shared_from_this<Link> {
   bool stderr_closed = false;
   bool exited = false;
   bool initialized = false;  // notifications/initialized sent: other requests may follow
+  bool stateless = false;    // the 2026-07-28 revision: every request carries the version in its _meta
   bool closing = false;      // the end is being processed: pending calls are failing
   bool ended = false;
   std::string end_reason;  // "exit code 1; last stderr: ..."
@@ -161,6 +164,10 @@ void Link::send(std::string message) {
       params.set("reason", cancel_reason);
       message = protocol::encode_notification("notifications/cancelled", params.dump());
     }
+  }
+  if (http) {
+    http->send(std::move(message));
+    return;
   }
   protocol::append_frame(out_buffer, protocol::Framing::ndjson, message);
   if (!writing) {
@@ -291,6 +298,36 @@ asio::awaitable<void> watch_end(std::shared_ptr<Link> link) {
   link->changed.notify_all();
 }
 
+// The end of an HTTP server's link: the session is over (the server dropped it, or we closed it). Fails
+// every call still waiting, as watch_end does for a process.
+void end_http_link(Link& link, std::string reason) {
+  if (link.ended) return;
+  link.end_reason = std::move(reason);
+  link.closing = true;
+  link.peer->shutdown();
+  link.ended = true;
+  link.changed.notify_all();
+}
+
+asio::awaitable<void> close_http_link(std::shared_ptr<Link> link, std::string reason) {
+  co_await link->http->close();
+  end_http_link(*link, std::move(reason));
+}
+
+// What every request of the stateless revision carries: the version, the client's capabilities (none)
+// and who the client is.
+void add_stateless_meta(Json& params) {
+  if (!params.is_object()) params = Json::object();
+  Json& meta = params["_meta"];
+  if (!meta.is_object()) meta = Json::object();
+  meta.set(kMetaProtocolVersion, std::string(kStatelessProtocolVersion));
+  meta.set(kMetaClientCapabilities, Json::object());
+  Json client_info = Json::object();
+  client_info.set("name", "agentd");
+  client_info.set("version", support::kVersion);
+  meta.set(kMetaClientInfo, std::move(client_info));
+}
+
 enum class CallEnd { answered, timed_out, cancelled, closed };
 
 struct CallOutcome {
@@ -319,7 +356,9 @@ asio::awaitable<CallOutcome> call(std::shared_ptr<Link> link, std::string_view m
   const asio::any_io_executor executor = link->peer->executor();
   auto pending = std::make_shared<PendingCall>(executor);
   pending->timer.expires_after(timeout);
-  link->peer->async_call(std::string(method), params,
+  Json sent = params;
+  if (link->stateless) add_stateless_meta(sent);
+  link->peer->async_call(std::string(method), sent,
                          asio::bind_cancellation_slot(pending->signal.slot(), [pending](Result<Json> result) {
                            pending->result.emplace(std::move(result));
                            pending->timer.cancel();
@@ -439,7 +478,11 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
     if (link_ && !link_->ended) {
       link_->closing = true;    // what it still sends is of no use now
       link_->peer->shutdown();  // calls in progress fail now, with "shut down"
-      link_->process->close_stdin();
+      if (link_->http) {
+        spawn_(close_http_link(link_, "stopped"), "MCP HTTP close");
+      } else {
+        link_->process->close_stdin();
+      }
     }
     changed_.notify_all();
   }
@@ -447,7 +490,7 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
   asio::awaitable<void> finish_stop(Clock::time_point term_at, Clock::time_point kill_at) {
     auto self = shared_from_this();
     std::shared_ptr<Link> link = link_;
-    if (link && !link->ended) {
+    if (link && !link->ended && link->process) {
       const bool exited_on_eof = co_await wait_for(*link, link->exited, term_at);
       if (!exited_on_eof) {
         log::info("MCP server '{}' did not exit when its stdin closed: SIGTERM", config_.name);
@@ -543,6 +586,7 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
   }
 
   Result<std::shared_ptr<Link>> launch() {
+    if (!config_.url.empty()) return connect_http();
     auto process = ServerProcess::spawn(executor_, config_);
     if (!process) return std::move(process).error();
     auto link = std::make_shared<Link>(executor_, spawn_);
@@ -558,6 +602,41 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
     spawn_(read_stderr(link), "MCP stderr reader");
     spawn_(watch_exit(link), "MCP exit watcher");
     spawn_(watch_end(link), "MCP end watcher");
+    return link;
+  }
+
+  // A Streamable HTTP server: no process, a transport under the Peer. Header values are expanded from
+  // agentd's environment now, so a token set after start-up is used on the next connection.
+  Result<std::shared_ptr<Link>> connect_http() {
+    HttpTransportOptions options;
+    options.server = config_.name;
+    options.url = config_.url;
+    for (const auto& [name, value] : config_.headers) {
+      auto expanded = expand_header_value(value);
+      if (!expanded)
+        return Error(Errc::invalid_argument, fmt::format("header {}: {}", name, expanded.error().message()));
+      options.headers.push_back({name, std::move(*expanded)});
+    }
+    options.proxy = net::ProxyConfig::from_environment();
+    auto link = std::make_shared<Link>(executor_, spawn_);
+    link->server = config_.name;
+    std::weak_ptr<Link> weak_link = link;
+    auto transport = HttpTransport::create(
+        executor_, std::move(options),
+        [weak_link](const std::string& message) {
+          if (auto l = weak_link.lock(); l && !l->closing) l->peer->handle_frame(message);
+        },
+        [weak_link](std::string reason) {
+          if (auto l = weak_link.lock()) end_http_link(*l, std::move(reason));
+        },
+        [spawn = spawn_](asio::awaitable<void> task, std::string name) { spawn(std::move(task), std::move(name)); });
+    if (!transport) return std::move(transport).error();
+    link->http = std::move(*transport);
+    link->peer = std::make_unique<protocol::Peer>(executor_, [weak_link](std::string message) {
+      if (auto l = weak_link.lock()) l->send(std::move(message));
+    });
+    register_handlers(*link->peer, weak_link);
+    log::info("MCP server '{}': connecting to {}", config_.name, config_.url);
     return link;
   }
 
@@ -663,6 +742,33 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
     self->relisting_ = false;
   }
 
+  // server/discover, for a server whose initialize failed: ready (and `result` holds its answer) when it
+  // speaks the stateless revision; fatal when it does not (or does not know the method either).
+  static asio::awaitable<Handshake> discover(std::shared_ptr<ServerConnection> self, std::shared_ptr<Link> link,
+                                             Json& result) {
+    if (link->closing) co_return Handshake::ended;
+    link->stateless = true;
+    if (link->http) link->http->set_protocol_version(std::string(kStatelessProtocolVersion));
+    CallOutcome discovered =
+        co_await call(link, "server/discover", Json::object(), self->options_.init_timeout, {}, false);
+    if (discovered.end == CallEnd::closed || discovered.end == CallEnd::cancelled) co_return Handshake::ended;
+    bool speaks = false;
+    if (discovered.end == CallEnd::answered && *discovered.result) {
+      if (const Json* versions = (**discovered.result).find("supportedVersions");
+          versions != nullptr && versions->is_array()) {
+        for (const Json& v : versions->as_array()) speaks = speaks || v == Json(std::string(kStatelessProtocolVersion));
+      }
+    }
+    if (!speaks) {
+      link->stateless = false;
+      if (link->http) link->http->set_protocol_version({});
+      co_return Handshake::fatal;
+    }
+    result = std::move(**discovered.result);
+    self->protocol_version_ = std::string(kStatelessProtocolVersion);
+    co_return Handshake::ready;
+  }
+
   static asio::awaitable<Handshake> handshake(std::shared_ptr<ServerConnection> self, std::shared_ptr<Link> link) {
     const ClientOptions& options = self->options_;
     Json params = Json::object();
@@ -678,24 +784,36 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
       self->error_ = fmt::format("did not answer initialize within {} ms", options.init_timeout.count());
       co_return Handshake::fatal;
     }
+    Json result;
     if (!*init.result) {
-      self->error_ = fmt::format("initialize failed: {}", init.result->error().message());
-      co_return Handshake::fatal;
+      // A server of the stateless revision has no initialize: ask it what it speaks.
+      const std::string refused = init.result->error().message();
+      const Handshake discovered = co_await discover(self, link, result);
+      if (discovered == Handshake::ended) co_return discovered;
+      if (discovered == Handshake::fatal) {
+        self->error_ = fmt::format("initialize failed: {}", refused);
+        co_return Handshake::fatal;
+      }
+    } else {
+      result = **init.result;
+      const Json& version = result["protocolVersion"];
+      if (!version.is_string() || !is_supported_protocol_version(version.as_string())) {
+        self->error_ = fmt::format("answered protocol version {}, which agentd does not speak (it speaks {})",
+                                   version.is_null() ? std::string("(none)") : version.dump(),
+                                   fmt::join(supported_protocol_versions(), ", "));
+        co_return Handshake::fatal;
+      }
+      self->protocol_version_ = version.as_string();
     }
-    const Json& result = **init.result;
-    const Json& version = result["protocolVersion"];
-    if (!version.is_string() || !is_supported_protocol_version(version.as_string())) {
-      self->error_ = fmt::format("answered protocol version {}, which agentd does not speak (it speaks {})",
-                                 version.is_null() ? std::string("(none)") : version.dump(),
-                                 fmt::join(supported_protocol_versions(), ", "));
-      co_return Handshake::fatal;
-    }
-    self->protocol_version_ = version.as_string();
     const Json& info = result["serverInfo"];
     self->server_info_ = info["name"].is_string() ? info["name"].as_string() : std::string("unnamed");
     if (info["version"].is_string()) self->server_info_ += " " + info["version"].as_string();
     const bool offers_tools = result["capabilities"].contains("tools");
-    link->peer->notify("notifications/initialized", Json::object());
+    if (!link->stateless) {
+      // Over HTTP the notification already carries the negotiated version (MCP-Protocol-Version).
+      if (link->http) link->http->initialized(self->protocol_version_);
+      link->peer->notify("notifications/initialized", Json::object());
+    }
     link->initialized = true;
 
     std::vector<ServerTool> listed;
@@ -740,7 +858,12 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
           self->spawn_(relist(self, link), "MCP tools re-list");
         }
       } else if (handshake_end == Handshake::fatal) {
-        link->process->signal_group(SIGKILL);
+        if (link->http) {
+          link->closing = true;
+          self->spawn_(close_http_link(link, "failed"), "MCP HTTP close");
+        } else {
+          link->process->signal_group(SIGKILL);
+        }
       }
       while (!link->ended) {
         const bool live = co_await link->changed.wait_until(Clock::time_point::max());
@@ -756,7 +879,8 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
         self->set_state(ServerState::failed, true);
         break;
       }
-      const std::string reason = fmt::format("exited: {}", link->end_reason);
+      const std::string reason =
+          link->http ? fmt::format("disconnected: {}", link->end_reason) : fmt::format("exited: {}", link->end_reason);
       if (self->restarts_ >= self->options_.max_restarts) {
         self->error_ = self->restarts_ == 0 ? reason
                                             : fmt::format("{} (after {} restart{})", reason, self->restarts_,

@@ -1,7 +1,8 @@
-// The MCP client: every configured stdio server of one session, launched in the background, spoken to
-// through protocol::Peer (JSON-RPC, one message per line), and offered to the engine as tools named
-// mcp__<server>__<tool>. Handles the handshake, tool paging and list_changed, progress, cancellation,
-// per-call timeouts, one restart after a crash, and an orderly shutdown of the process groups.
+// The MCP client: every configured server of one session, a stdio program or a Streamable HTTP endpoint
+// (tools/mcp/http_transport.h), started in the background, spoken to through protocol::Peer (JSON-RPC),
+// and offered to the engine as tools named mcp__<server>__<tool>. Handles the handshake, tool paging and
+// list_changed, progress, cancellation, per-call timeouts, one restart after a crash or a lost session,
+// and an orderly shutdown (process groups ended, HTTP sessions deleted).
 #pragma once
 
 #include <chrono>
@@ -23,12 +24,17 @@
 
 namespace agentd::tools::mcp {
 
+// A stdio server (`command`), or a Streamable HTTP one (`url`).
 struct ServerConfig {
   std::string name;
   std::string command;
   std::vector<std::string> args;
   std::vector<std::pair<std::string, std::string>> env;  // set on top of agentd's scrubbed environment
   std::string cwd;                                       // empty: agentd's
+  std::string url;                                       // http: the server's endpoint
+  // http: sent with every request; "${NAME}" in a value is agentd's variable NAME (a bearer token).
+  std::vector<std::pair<std::string, std::string>> headers;
+  bool http() const noexcept { return !url.empty(); }
 };
 
 struct ClientOptions {

@@ -1,8 +1,10 @@
 // MCP servers in sessions, end to end over the real binary and the mock model: a server offered in
 // session/new and one from the project's config are started, their tools reach the model as
 // mcp__<server>__<tool> and run through the same call path as builtin tools, /mcp shows them, a server
-// that crashes twice is reported to the model and the client once, and unsupported transports are
-// refused.
+// that crashes twice is reported to the model and the client once, a Streamable HTTP server offered by
+// the client works the same, and unsupported transports are refused.
+#include <stdlib.h>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -13,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "core/support/json.h"
+#include "test/support/child_process.h"
 #include "test/support/session_fixture.h"
 #include "test/unit/verify/verify_test_util.h"
 
@@ -125,14 +128,46 @@ TEST(McpSession, ServersOfferedInSessionNewStartToo) {
   EXPECT_THAT(text, HasSubstr("client-side: ready"));
   EXPECT_THAT(text, HasSubstr("mcp__client-side__"));
 
-  // HTTP servers are not supported (initialize says so): refused, not ignored.
-  const std::string http =
+  // The old HTTP+SSE transport is not supported (initialize says so): refused, not ignored.
+  const std::string sse =
       R"({"cwd":")" + f.dir.file("work") +
-      R"(","mcpServers":[{"type":"http","name":"web","url":"https://example.com/mcp","headers":[]}]})";
-  Json refused = testing::request(*f.agentd, 6, "session/new", http);
+      R"(","mcpServers":[{"type":"sse","name":"web","url":"https://example.com/sse","headers":[]}]})";
+  Json refused = testing::request(*f.agentd, 6, "session/new", sse);
   ASSERT_TRUE(refused.contains("error")) << refused.dump();
   EXPECT_EQ(refused["error"]["code"].as_int64(), -32602);
-  EXPECT_THAT(refused["error"]["message"].as_string(), HasSubstr("only stdio servers are supported"));
+  EXPECT_THAT(refused["error"]["message"].as_string(), HasSubstr("the old HTTP+SSE transport is not supported"));
+  const std::string bad_url = R"({"cwd":")" + f.dir.file("work") +
+                              R"(","mcpServers":[{"type":"http","name":"web","url":"example.com/mcp","headers":[]}]})";
+  Json bad = testing::request(*f.agentd, 7, "session/new", bad_url);
+  ASSERT_TRUE(bad.contains("error")) << bad.dump();
+  EXPECT_EQ(bad["error"]["code"].as_int64(), -32602);
+}
+
+// A Streamable HTTP server offered in session/new (test/fixtures/mcp/http_server.mjs, with a bearer
+// token in its headers): advertised in initialize, its tools reach the model and a call runs.
+TEST(McpSession, AnHttpServerOfferedBySessionNew) {
+  if (::system("node --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "node is not installed";
+  testing::ChildProcess server(
+      {"node", std::string(AGENTD_SOURCE_DIR) + "/test/fixtures/mcp/http_server.mjs", "tok-9"});
+  auto line = server.read_line(std::chrono::seconds(15));
+  ASSERT_TRUE(line && line->starts_with("PORT ")) << server.stderr_text();
+  const std::string url = "http://127.0.0.1:" + line->substr(5) + "/mcp";
+  testing::SessionFixture f(tool_reply("call", "mcp__remote__whoami", "{}") + "," +
+                            R"({"name": "after", "expect": {"body_contains": ["call 1"]},
+                                "response": {"generate": {"provider": "anthropic", "text": "Done."}}})");
+  Json init = testing::request(*f.agentd, 4, "initialize", R"({"protocolVersion":1,"clientCapabilities":{}})");
+  EXPECT_EQ(init["result"]["agentCapabilities"]["mcpCapabilities"]["http"], Json(true)) << init.dump();
+  Json created = testing::request(*f.agentd, 5, "session/new",
+                                  R"({"cwd":")" + f.dir.file("work") +
+                                      R"(","mcpServers":[{"type":"http","name":"remote","url":")" + url +
+                                      R"(","headers":[{"name":"Authorization","value":"Bearer tok-9"}]}]})");
+  ASSERT_TRUE(created["result"]["sessionId"].is_string()) << created.dump();
+  f.session = created["result"]["sessionId"].as_string();
+  testing::request(*f.agentd, 6, "session/set_mode", R"({"sessionId":")" + f.session + R"(","modeId":"bypass"})");
+  Json answer = f.prompt("who answers?");
+  EXPECT_EQ(answer["result"]["stopReason"], Json("end_turn")) << answer.dump();
+  EXPECT_THAT(f.body(0), HasSubstr("mcp__remote__whoami"));
+  EXPECT_THAT(f.body(1), HasSubstr("call 1"));
 }
 
 TEST(McpSession, AServerThatKeepsCrashingIsReportedOnce) {

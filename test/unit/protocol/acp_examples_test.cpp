@@ -135,6 +135,7 @@ TEST(AcpExamples, EveryMessageRoundTrips) {
       r.agent_capabilities.prompt.image = true;
       r.agent_capabilities.session = {
           .list = true, .resume = true, .close = true, .delete_session = true, .additional_directories = true};
+      r.agent_capabilities.mcp.http = true;
       r.agent_capabilities.logout = true;
       r.agent_info = Implementation{.name = "agentd", .title = "agentd", .version = "0.1.0"};
       r.auth_methods.push_back(AuthMethod{

@@ -9,8 +9,8 @@
 #include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
 
-#include "core/model/http_client.h"
 #include "core/model/model_client.h"
+#include "core/net/http_client.h"
 
 namespace agentd::core::model {
 namespace {
@@ -49,7 +49,7 @@ TEST(Credentials, AHandedKeyWinsAndReachesTheProvidersHeader) {
   auto credentials = Credentials::create({"ANTHROPIC_API_KEY"}, env.lookup());
   ASSERT_TRUE(credentials->authenticate("ANTHROPIC_API_KEY", std::string("sk-given")));
   boost::asio::io_context io;
-  auto http = HttpClient::create(io.get_executor(), HttpClientOptions{});
+  auto http = net::HttpClient::create(io.get_executor(), net::HttpClientOptions{});
   ASSERT_TRUE(http);
   ModelClientOptions options;
   options.env = credentials->lookup();
@@ -58,7 +58,7 @@ TEST(Credentials, AHandedKeyWinsAndReachesTheProvidersHeader) {
   request.messages.push_back({Role::user, {TextBlock{"hi"}}});
   auto built = client.build_http_request(request);
   ASSERT_TRUE(built) << built.error().message();
-  const std::string* key = find_header(built->headers, "x-api-key");
+  const std::string* key = net::find_header(built->headers, "x-api-key");
   ASSERT_NE(key, nullptr);
   EXPECT_EQ(*key, "sk-given");
 

@@ -30,7 +30,7 @@
 #include "core/support/trace.h"
 #include "test/mock_model/mock_model_server.h"
 #include "test/mock_model/mock_script.h"
-#include "test/unit/core/model/raw_http_server.h"
+#include "test/unit/core/net/raw_http_server.h"
 
 namespace agentd::core::model {
 namespace {
@@ -218,12 +218,12 @@ class ModelClientStreamTest : public ::testing::Test {
   }
 
   void start_http() {
-    HttpClientOptions options;
+    net::HttpClientOptions options;
     options.use_system_ca = false;
     options.timeouts.connect = 5s;
     options.timeouts.first_byte = 5s;
     options.timeouts.idle = idle_timeout_;
-    auto http = HttpClient::create(io_.get_executor(), std::move(options));
+    auto http = net::HttpClient::create(io_.get_executor(), std::move(options));
     ASSERT_TRUE(http) << http.error().message();
     http_ = std::move(http).value();
   }
@@ -309,7 +309,7 @@ class ModelClientStreamTest : public ::testing::Test {
   std::chrono::milliseconds idle_timeout_ = 5s;
   asio::io_context io_;
   std::unique_ptr<mock_model::MockModelServer> server_;
-  std::unique_ptr<HttpClient> http_;
+  std::unique_ptr<net::HttpClient> http_;
 };
 
 TEST_F(ModelClientStreamTest, AnthropicTextTurn) {
@@ -661,9 +661,9 @@ TEST_F(ModelClientStreamTest, UnpricedModelReportsUnpriced) {
 
 // ---- connection reuse: a streamed reply must leave its connection in the pool ----
 
-using testing::RawHttpServer;
-using testing::RawScript;
-using testing::RawStep;
+using net::testing::RawHttpServer;
+using net::testing::RawScript;
+using net::testing::RawStep;
 
 enum class Framing { chunked, content_length };
 
@@ -680,11 +680,11 @@ std::vector<RawStep> streamed_reply(const std::vector<std::string>& events, Fram
   head += "\r\n";
   std::vector<RawStep> steps{RawStep::write(head)};
   const auto body = [framing](const std::string& bytes) {
-    return framing == Framing::chunked ? testing::chunk(bytes) : bytes;
+    return framing == Framing::chunked ? net::testing::chunk(bytes) : bytes;
   };
   for (const auto& event : events) steps.push_back(RawStep::write(body(event)));
   if (!tail.empty()) steps.push_back(RawStep::write(body(tail)));
-  if (framing == Framing::chunked) steps.push_back(RawStep::write(testing::chunk("")));
+  if (framing == Framing::chunked) steps.push_back(RawStep::write(net::testing::chunk("")));
   return steps;
 }
 

@@ -93,7 +93,7 @@ TEST(ModelConfig, FromJsonFillsDefaultsAndKeepsChoices) {
   EXPECT_EQ(keyed->api_key_env, "OPENAI_API_KEY");
   EXPECT_FALSE(keyed->keyless);
   ASSERT_EQ(config->extra_headers.size(), 1U);
-  EXPECT_EQ(config->extra_headers[0], (HttpHeader{"x-team", "core"}));
+  EXPECT_EQ(config->extra_headers[0], (net::HttpHeader{"x-team", "core"}));
 }
 
 TEST(ModelConfig, FromJsonErrorsNameTheField) {

@@ -20,7 +20,7 @@ using std::chrono::milliseconds;
 
 struct RawResponse {
   int status = 0;
-  HttpHeaders headers;
+  net::HttpHeaders headers;
   std::string body;
 };
 
@@ -107,21 +107,21 @@ TEST(RetryDecide, Table) {
 
 TEST(RetryDecide, TransportFailuresBeforeTheFirstByte) {
   RetryPolicy policy;
-  auto decide = [&](HttpFailure failure) {
+  auto decide = [&](net::HttpFailure failure) {
     const support::Error error(support::Errc::unavailable, "x", static_cast<int>(failure));
     return decide_retry(policy, 1, model_error_from_transport(error), false, 0.0).retry;
   };
-  EXPECT_TRUE(decide(HttpFailure::connect));
-  EXPECT_TRUE(decide(HttpFailure::connect_timeout));
-  EXPECT_TRUE(decide(HttpFailure::closed));
-  EXPECT_TRUE(decide(HttpFailure::first_byte_timeout));
-  EXPECT_TRUE(decide(HttpFailure::resolve));
-  EXPECT_TRUE(decide(HttpFailure::tls));
-  EXPECT_FALSE(decide(HttpFailure::tls_verify));
-  EXPECT_FALSE(decide(HttpFailure::bad_request));
-  EXPECT_FALSE(decide(HttpFailure::cancelled));
+  EXPECT_TRUE(decide(net::HttpFailure::connect));
+  EXPECT_TRUE(decide(net::HttpFailure::connect_timeout));
+  EXPECT_TRUE(decide(net::HttpFailure::closed));
+  EXPECT_TRUE(decide(net::HttpFailure::first_byte_timeout));
+  EXPECT_TRUE(decide(net::HttpFailure::resolve));
+  EXPECT_TRUE(decide(net::HttpFailure::tls));
+  EXPECT_FALSE(decide(net::HttpFailure::tls_verify));
+  EXPECT_FALSE(decide(net::HttpFailure::bad_request));
+  EXPECT_FALSE(decide(net::HttpFailure::cancelled));
 
-  const support::Error stalled(support::Errc::timeout, "stalled", static_cast<int>(HttpFailure::idle_timeout));
+  const support::Error stalled(support::Errc::timeout, "stalled", static_cast<int>(net::HttpFailure::idle_timeout));
   const ModelError mapped = model_error_from_transport(stalled);
   EXPECT_EQ(mapped.kind, ErrorKind::network);
   EXPECT_EQ(mapped.source, ErrorSource::transport);

@@ -287,7 +287,7 @@ TEST(OtlpExporter, SendsBatchesFromItsOwnThread) {
   config.endpoint = collector.server->url() + "/v1/traces";
   config.headers = {{"x-team", "core"}};
   config.schedule_delay = std::chrono::milliseconds(50);
-  auto exporter = OtlpExporter::start(config, model::ProxyConfig{});
+  auto exporter = OtlpExporter::start(config, net::ProxyConfig{});
   ASSERT_TRUE(exporter) << exporter.error().message();
   for (auto& s : sample_turn()) (*exporter)->submit(std::move(s));
   ASSERT_TRUE(wait_for([&] { return (*exporter)->stats().exported == 4; })) << (*exporter)->stats().exported;
@@ -311,7 +311,7 @@ TEST(OtlpExporter, ASlowCollectorCostsSpansNotTime) {
   config.timeout = std::chrono::milliseconds(300);
   config.max_queue = 2;
   config.max_batch = 1;
-  auto exporter = OtlpExporter::start(config, model::ProxyConfig{});
+  auto exporter = OtlpExporter::start(config, net::ProxyConfig{});
   ASSERT_TRUE(exporter) << exporter.error().message();
   std::uint64_t submitted = 0;
   for (int round = 0; round < 5; ++round) {
@@ -341,7 +341,7 @@ TEST(OtlpExporter, ABusyCollectorIsAskedAgain) {
   OtlpConfig config;
   config.endpoint = (*collector)->url() + "/v1/traces";
   config.schedule_delay = std::chrono::milliseconds(20);
-  auto exporter = OtlpExporter::start(config, model::ProxyConfig{});
+  auto exporter = OtlpExporter::start(config, net::ProxyConfig{});
   ASSERT_TRUE(exporter);
   for (auto& s : sample_turn()) (*exporter)->submit(std::move(s));
   ASSERT_TRUE(wait_for([&] { return (*exporter)->stats().exported == 4; }));
@@ -357,7 +357,7 @@ TEST(OtlpExporter, ShutdownDoesNotWaitForASilentCollector) {
   config.endpoint = collector.server->url() + "/v1/traces";
   config.schedule_delay = std::chrono::milliseconds(10);
   config.timeout = std::chrono::milliseconds(60000);
-  auto exporter = OtlpExporter::start(config, model::ProxyConfig{});
+  auto exporter = OtlpExporter::start(config, net::ProxyConfig{});
   ASSERT_TRUE(exporter);
   for (auto& s : sample_turn()) (*exporter)->submit(std::move(s));
   ASSERT_TRUE(wait_for([&] { return collector.server->requests().size() == 1; })) << "the request is in flight";
@@ -371,7 +371,7 @@ TEST(OtlpExporter, ARefusingCollectorIsCountedAndNamed) {
   OtlpConfig config;
   config.endpoint = collector.server->url() + "/v1/traces";
   config.schedule_delay = std::chrono::milliseconds(20);
-  auto exporter = OtlpExporter::start(config, model::ProxyConfig{});
+  auto exporter = OtlpExporter::start(config, net::ProxyConfig{});
   ASSERT_TRUE(exporter);
   for (auto& s : sample_turn()) (*exporter)->submit(std::move(s));
   ASSERT_TRUE(wait_for([&] { return (*exporter)->stats().failed_requests == 1; }));

@@ -1,13 +1,13 @@
 // SseParser against each rule of the WHATWG event-stream grammar, and against every way a read can split
 // the bytes: inside CRLF, inside a UTF-8 sequence, inside a field name, before the blank line.
-#include "core/model/sse_parser.h"
+#include "core/net/sse_parser.h"
 
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-namespace agentd::core::model {
+namespace agentd::net {
 namespace {
 
 using namespace std::string_literals;
@@ -287,4 +287,4 @@ TEST(SseParser, ViewsStayValidUntilTheNextCall) {
 }
 
 }  // namespace
-}  // namespace agentd::core::model
+}  // namespace agentd::net

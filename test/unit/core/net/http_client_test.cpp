@@ -1,7 +1,7 @@
 // HttpClient against scripted servers on 127.0.0.1: streaming, size, keep-alive (also after a caller finishes
 // early), timeouts, cancellation, proxies and TLS verification. Every wait is a bounded run of the io_context;
 // nothing sleeps.
-#include "core/model/http_client.h"
+#include "core/net/http_client.h"
 
 #include <unistd.h>
 
@@ -23,9 +23,9 @@
 #include <gtest/gtest.h>
 
 #include "core/support/cancel.h"
-#include "test/unit/core/model/raw_http_server.h"
+#include "test/unit/core/net/raw_http_server.h"
 
-namespace agentd::core::model {
+namespace agentd::net {
 namespace {
 
 namespace asio = boost::asio;
@@ -1090,4 +1090,4 @@ TEST(HttpClientCreate, RejectsUnparsableExtraCa) {
 }
 
 }  // namespace
-}  // namespace agentd::core::model
+}  // namespace agentd::net

@@ -1,9 +1,9 @@
-#include "core/model/sse_parser.h"
+#include "core/net/sse_parser.h"
 
 #include <algorithm>
 #include <cstring>
 
-namespace agentd::core::model {
+namespace agentd::net {
 
 namespace {
 
@@ -172,4 +172,4 @@ SseEvent SseParser::make_event() {
   return event;
 }
 
-}  // namespace agentd::core::model
+}  // namespace agentd::net

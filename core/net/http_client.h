@@ -22,7 +22,7 @@
 #include "core/support/enum_names.h"
 #include "core/support/result.h"
 
-namespace agentd::core::model {
+namespace agentd::net {
 
 struct HttpHeader {
   std::string name;
@@ -102,6 +102,9 @@ struct HttpRequest {
   std::string url;
   HttpHeaders headers;  // Host, Content-Length and (unless given) User-Agent are added by the client
   std::string body;
+  // Called once the response head has arrived, before any of the body: for callers that must act on a
+  // header (a session id, the content type) while the body still streams. Null: not called.
+  std::function<void(int status, const HttpHeaders& headers)> on_head;
 };
 
 // Why a request failed below HTTP. HttpClient errors carry it as their native_code.
@@ -196,4 +199,4 @@ class HttpClient {
   std::shared_ptr<Impl> impl_;
 };
 
-}  // namespace agentd::core::model
+}  // namespace agentd::net

@@ -29,7 +29,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
-namespace agentd::core::model::testing {
+namespace agentd::net::testing {
 
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
@@ -383,4 +383,4 @@ inline std::unique_ptr<asio::ssl::context> make_server_tls(const TestCertificate
   return context;
 }
 
-}  // namespace agentd::core::model::testing
+}  // namespace agentd::net::testing

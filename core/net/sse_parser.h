@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace agentd::core::model {
+namespace agentd::net {
 
 // One dispatched event. The views point into the parser and stay valid until the next call to
 // feed(), next() or finish().
@@ -75,4 +75,4 @@ class SseParser {
   bool overflowed_ = false;
 };
 
-}  // namespace agentd::core::model
+}  // namespace agentd::net

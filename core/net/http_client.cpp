@@ -2,7 +2,7 @@
 // per-phase timeouts; cancellation closes the socket from the client's executor, which makes the pending
 // operation complete at once. Errors are read with as_tuple, never thrown. One file because the
 // connection pool, the drains and the exchanges share the connection state and its invariants.
-#include "core/model/http_client.h"
+#include "core/net/http_client.h"
 
 #include <algorithm>
 #include <array>
@@ -45,7 +45,7 @@
 #include "core/support/task_group.h"
 #include "core/support/text.h"
 
-namespace agentd::core::model {
+namespace agentd::net {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -177,6 +177,7 @@ struct Connection {
 
 // One request in flight: what a cancellation has to close.
 struct Exchange {
+  std::function<void(int status, const HttpHeaders& headers)> on_head;  // HttpRequest::on_head
   bool finished = false;
   bool cancelled = false;
   std::shared_ptr<tcp::resolver> resolver;
@@ -733,6 +734,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
     for (const auto& field : parser.get()) {
       response.headers.push_back({std::string(field.name_string()), std::string(field.value())});
     }
+    if (exchange.on_head) exchange.on_head(response.status, response.headers);
     const bool deliver = response.ok_status();
     BodyAction action = BodyAction::more;
     std::array<char, kReadChunk> chunk;
@@ -833,6 +835,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
 
     // The token may fire on any thread; the abort runs on our executor, where the socket lives.
     auto exchange = std::make_shared<Exchange>();
+    exchange->on_head = std::move(request.on_head);
     auto here = co_await asio::this_coro::executor;
     auto registration = cancel.on_cancel([weak = std::weak_ptr<Exchange>(exchange), here] {
       asio::post(here, [weak] {
@@ -947,4 +950,4 @@ std::size_t HttpClient::background_tasks() const noexcept { return impl_->drains
 
 void HttpClient::close_idle_connections() { impl_->close_all(); }
 
-}  // namespace agentd::core::model
+}  // namespace agentd::net
