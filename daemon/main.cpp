@@ -9,6 +9,7 @@
 #include "core/support/version.h"
 #include "daemon/daemon.h"
 #include "daemon/options.h"
+#include "daemon/sandbox_exec.h"
 
 namespace {
 
@@ -40,6 +41,10 @@ int main(int argc, char** argv) {
   tune_malloc();
   log::init_from_env();
   const std::vector<std::string> args(argv + 1, argv + argc);
+  // A command run under agentd's sandbox for someone else (an editor's terminal): no daemon at all.
+  if (!args.empty() && args[0] == "sandbox-exec") {
+    return agentd::daemon::run_sandbox_exec(std::vector<std::string>(args.begin() + 1, args.end()));
+  }
   auto options = agentd::daemon::parse_options(args);
   if (!options) {
     print(STDERR_FILENO, "agentd: " + options.error().message() + "\n");

@@ -32,7 +32,11 @@ constexpr std::string_view kEnvironment = R"(environment:
   AGENTD_MODEL           the model, as for --model (the flag wins)
   ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, OPENAI_API_KEY, OPENAI_BASE_URL
                          provider keys (read at each call, never stored) and endpoints
-  AGENTD_MOCK_MODEL      the agentd-mock-model executable --demo starts)";
+  AGENTD_MOCK_MODEL      the agentd-mock-model executable --demo starts
+
+agentd sandbox-exec [--root DIR]... [--writable DIR]... [--deny-path PATTERN]... [--no-network]
+                    [--env-allow NAME]... [--secret-env NAME]... [--allow-unsandboxed] -- PROGRAM [ARGS...]
+  runs one program under the shell tool's sandbox and environment (README "Security model"))";
 
 // A decimal count of bytes, at least 1024. CLI11's own integer conversion would take "010" as octal
 // and "0x400" as hex, so the value is read here.
