@@ -20,6 +20,7 @@ namespace asio = boost::asio;
 using support::CancelToken;
 using support::Errc;
 using support::Error;
+using support::Json;
 using support::Result;
 
 namespace {
@@ -128,6 +129,85 @@ asio::awaitable<Result<void>> AcpFrontend::write_text_file(std::string session_i
   auto answer = co_await peer_->async_call_raw(std::string(acp::method::kFsWriteTextFile), to_json_text(request),
                                                asio::bind_cancellation_slot(bridge.slot(), asio::use_awaitable));
   // The result carries nothing but `_meta` (some clients answer null): success is the absence of an error.
+  if (!answer) co_return std::move(answer).error();
+  co_return support::ok();
+}
+
+asio::awaitable<Result<Json>> AcpFrontend::terminal_call(std::string_view method, Json params, CancelToken cancel) {
+  if (peer_ == nullptr) co_return Error(Errc::unavailable, "the client is gone");
+  support::CancelBridge bridge(cancel, peer_->executor());
+  auto answer = co_await peer_->async_call_raw(std::string(method), params.dump(),
+                                               asio::bind_cancellation_slot(bridge.slot(), asio::use_awaitable));
+  if (!answer) co_return std::move(answer).error().context(std::string(method));
+  co_return std::move(*answer);
+}
+
+namespace {
+
+Json terminal_params(const std::string& session_id, const std::string& terminal_id) {
+  Json params = Json::object();
+  params.set("sessionId", session_id);
+  params.set("terminalId", terminal_id);
+  return params;
+}
+
+core::Frontend::TerminalExit exit_status(const Json& status) {
+  core::Frontend::TerminalExit exit;
+  if (status["exitCode"].is_integer()) exit.exit_code = static_cast<int>(status["exitCode"].as_int64());
+  if (status["signal"].is_string()) exit.signal = status["signal"].as_string();
+  return exit;
+}
+
+}  // namespace
+
+asio::awaitable<Result<std::string>> AcpFrontend::create_terminal(std::string session_id,
+                                                                  tools::TerminalCommand command, CancelToken cancel) {
+  Json params = Json::object();
+  params.set("sessionId", session_id);
+  params.set("command", command.program);
+  Json args = Json::array();
+  for (auto& a : command.args) args.push_back(std::move(a));
+  params.set("args", std::move(args));
+  params.set("env", Json::array());
+  params.set("cwd", command.cwd);
+  if (command.output_byte_limit > 0) params.set("outputByteLimit", command.output_byte_limit);
+  auto answer = co_await terminal_call(acp::method::kTerminalCreate, std::move(params), cancel);
+  if (!answer) co_return std::move(answer).error();
+  const Json& id = (*answer)["terminalId"];
+  if (!id.is_string() || id.as_string().empty()) {
+    co_return Error(Errc::invalid_argument, "terminal/create: the client's answer has no terminalId");
+  }
+  co_return id.as_string();
+}
+
+asio::awaitable<Result<core::Frontend::TerminalExit>> AcpFrontend::wait_for_terminal_exit(std::string session_id,
+                                                                                          std::string terminal_id,
+                                                                                          CancelToken cancel) {
+  auto answer =
+      co_await terminal_call(acp::method::kTerminalWaitForExit, terminal_params(session_id, terminal_id), cancel);
+  if (!answer) co_return std::move(answer).error();
+  co_return exit_status(*answer);
+}
+
+asio::awaitable<Result<core::Frontend::TerminalOutput>> AcpFrontend::terminal_output(std::string session_id,
+                                                                                     std::string terminal_id) {
+  auto answer = co_await terminal_call(acp::method::kTerminalOutput, terminal_params(session_id, terminal_id), {});
+  if (!answer) co_return std::move(answer).error();
+  TerminalOutput out;
+  if ((*answer)["output"].is_string()) out.output = (*answer)["output"].as_string();
+  out.truncated = (*answer)["truncated"].is_bool() && (*answer)["truncated"].as_bool();
+  if ((*answer)["exitStatus"].is_object()) out.exit = exit_status((*answer)["exitStatus"]);
+  co_return out;
+}
+
+asio::awaitable<Result<void>> AcpFrontend::kill_terminal(std::string session_id, std::string terminal_id) {
+  auto answer = co_await terminal_call(acp::method::kTerminalKill, terminal_params(session_id, terminal_id), {});
+  if (!answer) co_return std::move(answer).error();
+  co_return support::ok();
+}
+
+asio::awaitable<Result<void>> AcpFrontend::release_terminal(std::string session_id, std::string terminal_id) {
+  auto answer = co_await terminal_call(acp::method::kTerminalRelease, terminal_params(session_id, terminal_id), {});
   if (!answer) co_return std::move(answer).error();
   co_return support::ok();
 }

@@ -38,7 +38,24 @@ class AcpFrontend final : public core::Frontend {
                                                                 std::string content,
                                                                 support::CancelToken cancel) override;
 
+  // terminal/*, when the client said `terminal: true`.
+  bool can_run_terminals() const override { return peer_ != nullptr && caps_.terminal; }
+  boost::asio::awaitable<support::Result<std::string>> create_terminal(std::string session_id,
+                                                                       tools::TerminalCommand command,
+                                                                       support::CancelToken cancel) override;
+  boost::asio::awaitable<support::Result<TerminalExit>> wait_for_terminal_exit(std::string session_id,
+                                                                               std::string terminal_id,
+                                                                               support::CancelToken cancel) override;
+  boost::asio::awaitable<support::Result<TerminalOutput>> terminal_output(std::string session_id,
+                                                                          std::string terminal_id) override;
+  boost::asio::awaitable<support::Result<void>> kill_terminal(std::string session_id, std::string terminal_id) override;
+  boost::asio::awaitable<support::Result<void>> release_terminal(std::string session_id,
+                                                                 std::string terminal_id) override;
+
  private:
+  // One terminal/* call with {sessionId, terminalId} and what else `params` holds; its result.
+  boost::asio::awaitable<support::Result<support::Json>> terminal_call(std::string_view method, support::Json params,
+                                                                       support::CancelToken cancel);
   void send_update(const std::string& session_id, std::int64_t seq, protocol::acp::SessionUpdate update);
 
   protocol::Peer* peer_;

@@ -65,6 +65,8 @@ struct UpdateVisitor {
     update.title = e.title;
     update.raw_input = e.raw_input;
     auto content = tool_content(e.text, e.diffs);
+    // The editor's live terminal card; it stays in the content when the call ends.
+    if (e.terminal_id) content.emplace(content.begin(), acp::Terminal{*e.terminal_id, {}});
     if (!content.empty()) update.content = std::move(content);
     if (!e.locations.empty()) update.locations = tool_locations(e.locations);
     if (e.meta.is_object() && e.meta.size() > 0) update.meta = ext::agentd_meta(e.meta);

@@ -632,8 +632,24 @@ std::string default_model_spec(const model::EnvLookup& env) {
   return "anthropic:claude-sonnet-4-5";
 }
 
+namespace {
+
+// The agentd binary, for `agentd sandbox-exec` in the client's terminal: $AGENTD_SANDBOX_EXEC (tests
+// that run the engine inside another program), else this executable when it is agentd.
+std::string agentd_program() {
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): read before threads start
+  if (const char* set = std::getenv("AGENTD_SANDBOX_EXEC"); set != nullptr && *set == '/') return set;
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec || !self.filename().string().starts_with("agentd")) return {};
+  return self.string();
+}
+
+}  // namespace
+
 tools::ShellConfig shell_config(const ShellSettings& settings) {
   tools::ShellConfig shell;
+  shell.sandbox_exec = agentd_program();
   if (settings.timeout_ms) shell.default_timeout = std::chrono::milliseconds(*settings.timeout_ms);
   if (settings.max_timeout_ms) shell.max_timeout = std::chrono::milliseconds(*settings.max_timeout_ms);
   // A default above the ceiling would make every call without a timeout fail; the ceiling gives way.

@@ -11,9 +11,11 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include "tools/environment.h"
+#include "tools/process.h"
 #include "tools/sandbox.h"
 
 namespace agentd::daemon {
@@ -109,7 +111,7 @@ int status_of(int wait_status) {
 volatile sig_atomic_t g_child = 0;
 
 void forward(int signo) {
-  if (g_child > 0) ::kill(static_cast<pid_t>(g_child), signo);
+  if (g_child > 0) ::kill(-static_cast<pid_t>(g_child), signo);
 }
 
 }  // namespace
@@ -171,6 +173,11 @@ int run_sandbox_exec(const std::vector<std::string>& args) {
     return 126;
   }
   if (child == 0) {
+    // A group of its own, so a signal reaches everything the program starts; and if agentd
+    // sandbox-exec is killed outright, the program goes with it.
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() == 1) ::_exit(126);  // the parent died before the line above
     if (plan) {
       const char* step = "";
       if (const int err = plan->apply_in_child(&step); err != 0) {
@@ -191,19 +198,21 @@ int run_sandbox_exec(const std::vector<std::string>& args) {
     put("\n");
     ::_exit(err == ENOENT ? 127 : 126);
   }
-  // The terminal's signals reach the program (it is in our process group already); these, sent to us
-  // alone (a kill of the terminal's process), are passed on.
+  // Signals for us (the terminal killed, ^C) go to the program's whole group. Orphans of the program
+  // come to us (subreaper), and whatever is left when the program ends is killed: as with the shell
+  // tool, nothing outlives the command.
+  ::setpgid(child, child);  // also here: the forwarding must not race the child's own call
   g_child = child;
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   struct sigaction action {};
   action.sa_handler = forward;
   ::sigemptyset(&action.sa_mask);
-  for (int signo : {SIGTERM, SIGHUP}) ::sigaction(signo, &action, nullptr);
-  action.sa_handler = SIG_IGN;
-  for (int signo : {SIGINT, SIGQUIT}) ::sigaction(signo, &action, nullptr);
+  for (int signo : {SIGTERM, SIGHUP, SIGINT, SIGQUIT}) ::sigaction(signo, &action, nullptr);
   int wait_status = 0;
   while (::waitpid(child, &wait_status, 0) < 0 && errno == EINTR) {
   }
   g_child = 0;
+  tools::kill_leftovers(child);
   if (plan) {
     for (const auto& removed : plan->remove_created_protected_paths()) {
       say(fmt::format("removed {}: protected paths are read-only in the sandbox", removed.string()));

@@ -306,6 +306,27 @@ struct Tree {
   }
 };
 
+}  // namespace
+
+int kill_leftovers(pid_t program_group) noexcept {
+  Tree tree;
+  tree.program = program_group;
+  tree.program_done = true;
+  int reaped = 0;
+  for (;;) {
+    tree.signal_all(SIGKILL);
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, 0);
+    if (pid > 0) {
+      ++reaped;
+    } else if (errno != EINTR) {
+      return reaped;  // ECHILD: nothing is left
+    }
+  }
+}
+
+namespace {
+
 [[noreturn]] void fail_child(int failure_fd, const char* step, int error) noexcept {
   ChildFailure failure;
   failure.error = error;

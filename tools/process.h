@@ -114,6 +114,11 @@ using OutputCallback = std::function<void(std::string_view)>;
 // sandbox could not be applied in the child (with the step and errno), Errc::cancelled when the token
 // was cancelled before anything started. The arguments are references (co_await the call in the same
 // expression): GCC 12 destroys a class prvalue passed by value to a coroutine twice.
+// For a child subreaper (PR_SET_CHILD_SUBREAPER) whose program has ended: SIGKILLs the program's group
+// and every child left, again for each orphan that comes up, and reaps them until none is left.
+// Blocking; returns how many it reaped. agentd sandbox-exec's end, the supervisor's own rule.
+int kill_leftovers(pid_t program_group) noexcept;
+
 boost::asio::awaitable<support::Result<ProcessResult>> run_process(const ProcessOptions& options,
                                                                    const OutputCallback& on_output,
                                                                    const support::CancelToken& cancel);

@@ -3,6 +3,7 @@
 // MCP tools implement this same interface. Nothing here knows about ACP or sessions.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -156,6 +157,32 @@ class FileState;      // tools/file_state.h
 class ChangeJournal;  // tools/file_transaction.h
 
 // What a running call may use. Owned by the engine for the duration of the call.
+// A terminal of the client (ACP terminal/create): a command the user watches live in the editor. The
+// engine implements it over the Frontend; shell and verify use it when it is there.
+struct TerminalCommand {
+  std::string program;  // already wrapped: `agentd sandbox-exec ... -- /bin/sh -c <command>`
+  std::vector<std::string> args;
+  std::string cwd;
+  std::chrono::milliseconds timeout{0};  // then the terminal is killed
+  std::uint64_t output_byte_limit = 0;   // the client keeps the end of the output within this
+};
+struct TerminalRun {
+  std::string output;
+  bool truncated = false;  // the client dropped the start of the output
+  int exit_code = -1;      // -1: no exit code (a signal, or killed)
+  std::string signal;      // the signal that ended it, as the client names it
+  bool timed_out = false;
+  std::chrono::milliseconds duration{0};
+};
+class CommandTerminal {
+ public:
+  virtual ~CommandTerminal() = default;
+  // Runs the command to its end (or its timeout, or `cancel`: then it is killed) and releases the
+  // terminal. Errc::cancelled when cancelled; other errors: the client failed the terminal calls.
+  virtual boost::asio::awaitable<support::Result<TerminalRun>> run(const TerminalCommand& command,
+                                                                   support::CancelToken cancel) = 0;
+};
+
 struct ToolContext {
   std::string session_id;
   std::string cwd;                           // absolute, canonical
@@ -180,6 +207,9 @@ struct ToolContext {
   // them under the call's span. May be null.
   support::SpanBuffer* spans = nullptr;
   std::vector<std::string> changed_files;  // this turn's changed files, absolute (verify)
+  // The client's terminal, when it offers one and the call's command should show there (shell,
+  // verify); null otherwise. Owned by the engine for the call.
+  CommandTerminal* terminal = nullptr;
 };
 
 class Tool {

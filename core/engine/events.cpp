@@ -76,6 +76,7 @@ struct PayloadWriter {
     }
     if (!e.locations.empty()) w.member("locations", e.locations);
     if (e.meta.is_object() && e.meta.size() > 0) w.member("meta", e.meta);
+    w.optional_member("terminalId", e.terminal_id);
   }
   void operator()(const UsageEvent& e) const {
     w.member("used", e.used).member("size", e.size);
@@ -154,6 +155,7 @@ support::Result<EngineEvent> event_from_log(std::string_view kind, const Json& p
     if (p["title"].is_string()) e.title = p["title"].as_string();
     if (p.contains("rawInput")) e.raw_input = p["rawInput"];
     if (p["text"].is_string()) e.text = p["text"].as_string();
+    if (p["terminalId"].is_string()) e.terminal_id = p["terminalId"].as_string();
     if (p["diffs"].is_array()) {
       for (const Json& d : p["diffs"].as_array()) {
         tools::ToolDiff diff;

@@ -52,6 +52,8 @@ struct ToolCallUpdatedEvent {
   std::vector<tools::ToolDiff> diffs;
   std::vector<std::string> locations;
   support::Json meta;  // structured detail (EditResult...), an object or null
+  // The client's terminal the call's command runs in (ACP terminal/create): shown live by the editor.
+  std::optional<std::string> terminal_id;
 };
 // After each model call: how full the context is and what the session has cost so far.
 struct UsageEvent {

@@ -4,6 +4,7 @@
 // executor hops there itself.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,30 @@ class Frontend {
   virtual boost::asio::awaitable<support::Result<void>> write_text_file(std::string session_id, std::string path,
                                                                         std::string content,
                                                                         support::CancelToken cancel);
+
+  // True when commands should run in the client's terminals (ACP terminal/*), shown live in the editor.
+  virtual bool can_run_terminals() const { return false; }
+  struct TerminalExit {
+    std::optional<int> exit_code;
+    std::optional<std::string> signal;
+  };
+  struct TerminalOutput {
+    std::string output;
+    bool truncated = false;
+    std::optional<TerminalExit> exit;
+  };
+  // terminal/create: the terminal's id. The other calls name it.
+  virtual boost::asio::awaitable<support::Result<std::string>> create_terminal(std::string session_id,
+                                                                               tools::TerminalCommand command,
+                                                                               support::CancelToken cancel);
+  virtual boost::asio::awaitable<support::Result<TerminalExit>> wait_for_terminal_exit(std::string session_id,
+                                                                                       std::string terminal_id,
+                                                                                       support::CancelToken cancel);
+  virtual boost::asio::awaitable<support::Result<TerminalOutput>> terminal_output(std::string session_id,
+                                                                                  std::string terminal_id);
+  virtual boost::asio::awaitable<support::Result<void>> kill_terminal(std::string session_id, std::string terminal_id);
+  virtual boost::asio::awaitable<support::Result<void>> release_terminal(std::string session_id,
+                                                                         std::string terminal_id);
 };
 
 }  // namespace agentd::core

@@ -86,6 +86,27 @@ asio::awaitable<Result<void>> Frontend::write_text_file(std::string /*session_id
   co_return Error(Errc::unsupported, fmt::format("this client does not write files ({})", path));
 }
 
+asio::awaitable<Result<std::string>> Frontend::create_terminal(std::string /*session_id*/,
+                                                               tools::TerminalCommand /*command*/,
+                                                               CancelToken /*cancel*/) {
+  co_return Error(Errc::unsupported, "this client has no terminals");
+}
+asio::awaitable<Result<Frontend::TerminalExit>> Frontend::wait_for_terminal_exit(std::string /*session_id*/,
+                                                                                 std::string /*terminal_id*/,
+                                                                                 CancelToken /*cancel*/) {
+  co_return Error(Errc::unsupported, "this client has no terminals");
+}
+asio::awaitable<Result<Frontend::TerminalOutput>> Frontend::terminal_output(std::string /*session_id*/,
+                                                                            std::string /*terminal_id*/) {
+  co_return Error(Errc::unsupported, "this client has no terminals");
+}
+asio::awaitable<Result<void>> Frontend::kill_terminal(std::string /*session_id*/, std::string /*terminal_id*/) {
+  co_return Error(Errc::unsupported, "this client has no terminals");
+}
+asio::awaitable<Result<void>> Frontend::release_terminal(std::string /*session_id*/, std::string /*terminal_id*/) {
+  co_return Error(Errc::unsupported, "this client has no terminals");
+}
+
 void CostLedger::add(const model::Usage& u, std::optional<double> cost) {
   usage.input_tokens += u.input_tokens;
   usage.output_tokens += u.output_tokens;

@@ -6,6 +6,7 @@
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <fmt/format.h>
 
@@ -82,12 +83,86 @@ ToolCallUpdatedEvent update_of(const std::string& id) {
   return update;
 }
 
+// A call's command in the client's terminal (ACP terminal/*): created, shown in the tool call as it
+// starts, waited for within the timeout (or killed on it, or on cancellation), read and released.
+class FrontendTerminal final : public tools::CommandTerminal {
+ public:
+  FrontendTerminal(std::shared_ptr<Frontend> frontend, std::shared_ptr<EventLog> events, std::string session_id,
+                   std::string call_id, asio::strand<asio::any_io_executor> strand)
+      : frontend_(std::move(frontend)),
+        events_(std::move(events)),
+        session_id_(std::move(session_id)),
+        call_id_(std::move(call_id)),
+        strand_(std::move(strand)) {}
+
+  const std::optional<std::string>& terminal_id() const noexcept { return terminal_id_; }
+
+  asio::awaitable<Result<tools::TerminalRun>> run(const tools::TerminalCommand& command, CancelToken cancel) override {
+    const auto started = support::SteadyClock::now();
+    auto created = co_await frontend_->create_terminal(session_id_, command, cancel);
+    co_await asio::dispatch(strand_, asio::use_awaitable);
+    if (!created) co_return std::move(created).error();
+    terminal_id_ = *created;
+    ToolCallUpdatedEvent shown = update_of(call_id_);
+    shown.terminal_id = *created;
+    events_->emit(std::move(shown));
+
+    // The wait ends on the timeout or the turn's cancellation; the terminal is killed then.
+    auto stop = std::make_shared<support::CancelSource>(cancel);
+    auto timed_out = std::make_shared<bool>(false);
+    auto timer = std::make_shared<asio::steady_timer>(strand_);
+    if (command.timeout.count() > 0) {
+      timer->expires_after(command.timeout);
+      timer->async_wait([stop, timed_out](const boost::system::error_code& ec) {
+        if (ec) return;
+        *timed_out = true;
+        stop->cancel();
+      });
+    }
+    auto exited = co_await frontend_->wait_for_terminal_exit(session_id_, *created, stop->token());
+    co_await asio::dispatch(strand_, asio::use_awaitable);
+    timer->cancel();
+    if (!exited) {
+      (void)co_await frontend_->kill_terminal(session_id_, *created);
+      co_await asio::dispatch(strand_, asio::use_awaitable);
+    }
+    tools::TerminalRun run;
+    run.timed_out = *timed_out;
+    if (auto output = co_await frontend_->terminal_output(session_id_, *created)) {
+      run.output = std::move(output->output);
+      run.truncated = output->truncated;
+      if (!exited && output->exit) exited = *output->exit;
+    }
+    co_await asio::dispatch(strand_, asio::use_awaitable);
+    (void)co_await frontend_->release_terminal(session_id_, *created);
+    co_await asio::dispatch(strand_, asio::use_awaitable);
+    run.duration = std::chrono::duration_cast<std::chrono::milliseconds>(support::SteadyClock::now() - started);
+    if (cancel.cancelled()) co_return Error(Errc::cancelled, "cancelled");
+    if (exited) {
+      run.exit_code = exited->exit_code.value_or(-1);
+      run.signal = exited->signal.value_or("");
+    } else if (!run.timed_out) {
+      co_return std::move(exited).error();
+    }
+    co_return run;
+  }
+
+ private:
+  std::shared_ptr<Frontend> frontend_;
+  std::shared_ptr<EventLog> events_;
+  std::string session_id_;
+  std::string call_id_;
+  asio::strand<asio::any_io_executor> strand_;
+  std::optional<std::string> terminal_id_;
+};
+
 }  // namespace
 
 struct ToolCallExecutor::CallRun {
   const model::ToolCallDone& call;
   support::Span span;
   support::SteadyClock::time_point started = support::SteadyClock::now();
+  std::optional<std::string> terminal_id;  // the client's terminal the command ran in
 };
 
 struct ToolCallExecutor::Decision {
@@ -102,7 +177,7 @@ ToolCallExecutor::ToolCallExecutor(ToolCallServices services, asio::strand<asio:
 
 asio::awaitable<model::ToolResultBlock> ToolCallExecutor::execute(const model::ToolCallDone& call, CancelToken cancel,
                                                                   support::Span& span, tools::ToolResult* full) {
-  CallRun run{call, span.child("tool." + call.name)};
+  CallRun run{call, span.child("tool." + call.name), support::SteadyClock::now(), std::nullopt};
   run.span.set_attribute("tool_call_id", call.id);
 
   // Held for the call: an MCP server's tools may leave the registry while it runs.
@@ -167,6 +242,13 @@ asio::awaitable<model::ToolResultBlock> ToolCallExecutor::execute(const model::T
 
   support::SpanBuffer steps;  // the tool's own steps (fs.atomic_write), adopted under the call's span
   context.spans = &steps;
+  // A command the editor can show: in its terminal, when it offers them.
+  std::unique_ptr<FrontendTerminal> terminal;
+  if (const std::shared_ptr<Frontend> frontend = s_.events->frontend();
+      tool->spec().kind == tools::ToolKind::execute && frontend && frontend->can_run_terminals()) {
+    terminal = std::make_unique<FrontendTerminal>(frontend, s_.events, s_.session_id, call.id, strand_);
+    context.terminal = terminal.get();
+  }
   if (tool->spec().kind == tools::ToolKind::execute) {
     if (const Json* command = input.find("command"); command != nullptr && command->is_string()) {
       run.span.set_attribute("command", *command);
@@ -174,6 +256,8 @@ asio::awaitable<model::ToolResultBlock> ToolCallExecutor::execute(const model::T
   }
   auto ran = co_await this->run(call, *tool, input, context);
   context.spans = nullptr;
+  context.terminal = nullptr;
+  if (terminal && terminal->terminal_id()) run.terminal_id = terminal->terminal_id();
   run.span.adopt(steps.records());
   if (!ran) {
     const ToolFailure failed = tool_failure(ran.error(), cancel, s_.session_id, call.name, "while running");
@@ -433,6 +517,7 @@ model::ToolResultBlock ToolCallExecutor::finish(CallRun& run, const tools::ToolR
   update.text = r.summary;
   update.diffs = r.diffs;
   update.locations = r.locations;
+  update.terminal_id = run.terminal_id;  // the terminal card stays with the finished call
   if (r.metadata.is_object() && r.metadata.size() > 0) update.meta = r.metadata;
   s_.events->emit(std::move(update));
   if (r.ok && r.plan) s_.events->emit(PlanEvent{*r.plan});

@@ -28,5 +28,10 @@ inline constexpr std::string_view kSessionUpdate = "session/update";  // notific
 inline constexpr std::string_view kSessionRequestPermission = "session/request_permission";
 inline constexpr std::string_view kFsReadTextFile = "fs/read_text_file";
 inline constexpr std::string_view kFsWriteTextFile = "fs/write_text_file";
+inline constexpr std::string_view kTerminalCreate = "terminal/create";
+inline constexpr std::string_view kTerminalOutput = "terminal/output";
+inline constexpr std::string_view kTerminalWaitForExit = "terminal/wait_for_exit";
+inline constexpr std::string_view kTerminalKill = "terminal/kill";
+inline constexpr std::string_view kTerminalRelease = "terminal/release";
 
 }  // namespace agentd::protocol::acp::method

@@ -45,8 +45,8 @@ async function scenario(t, script, body) {
   const work = tempDir("cwd");
   const db = path.join(home.dir, "agentd.db");
   const started = [];
-  const spawnAgent = () => {
-    const a = startAgent({ db, cwd: work.dir, home: home.dir, mockUrl: mock.url });
+  const spawnAgent = (options = {}) => {
+    const a = startAgent({ db, cwd: work.dir, home: home.dir, mockUrl: mock.url, ...options });
     started.push(a);
     return a;
   };
@@ -294,5 +294,44 @@ test("6. load: a second agentd on the same database replays the session, then an
       (w) => w.dir === "in" && w.msg.method === "session/update" && replayKinds.has(w.msg.params?.update?.sessionUpdate),
     );
     assert.ok(lastReplayAt >= 0 && lastReplayAt < respAt, "the replay comes before the session/load response");
+  });
+});
+
+test("7. terminal: a client with terminals runs shell's command in one, under agentd sandbox-exec", async (t) => {
+  await scenario(t, "terminal.json", async ({ spawnAgent, cwd, mock }) => {
+    const log = [];
+    const a = spawnAgent({ permission: "allow_once", terminals: log });
+    await withTimeout(
+      a.agent.request(acp.methods.agent.initialize, {
+        ...INIT_PARAMS,
+        clientCapabilities: { ...INIT_PARAMS.clientCapabilities, terminal: true },
+      }),
+      TURN_MS,
+      "initialize",
+    );
+    const { sessionId } = await newSession(a, cwd);
+    const res = await withTimeout(
+      a.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: "Run it." }] }),
+      TURN_MS,
+      "session/prompt",
+    );
+    assert.equal(res.stopReason, "end_turn");
+    assert.deepEqual(
+      log.map((l) => l.method),
+      ["terminal/create", "terminal/wait_for_exit", "terminal/output", "terminal/release"],
+    );
+    const created = log[0].params;
+    assert.equal(created.sessionId, sessionId);
+    assert.equal(created.args[0], "sandbox-exec");
+    assert.deepEqual(created.args.slice(-3), ["/bin/sh", "-c", "echo from the editor terminal"]);
+    const withTerminal = a.updates.filter(
+      (u) =>
+        u.update.sessionUpdate === "tool_call_update" &&
+        (u.update.content ?? []).some((c) => c.type === "terminal" && c.terminalId === "term-1"),
+    );
+    assert.ok(withTerminal.length >= 1, "a tool_call_update carries the terminal");
+    const reqs = await mock.requests();
+    assert.equal(reqs.length, 2);
+    assert.equal(reqs[1].expectation_failures, undefined, JSON.stringify(reqs[1].expectation_failures));
   });
 });

@@ -1,9 +1,12 @@
 // `agentd sandbox-exec`: the binary confines one program the way the shell tool does (writes only in
 // the roots and its private TMPDIR, .agentd/ and .claude/ read-only, the user's secrets hidden, the
 // environment without secrets), passes its output and exit status through, and refuses bad options.
+#include <signal.h>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -51,6 +54,36 @@ TEST(SandboxExec, OutputAndExitStatusPassThrough) {
   const Ran missing = sandbox_exec({"--allow-unsandboxed", "--", "no-such-program-anywhere"});
   EXPECT_EQ(missing.code, 127);
   EXPECT_NE(missing.err.find("no-such-program-anywhere"), std::string::npos) << missing.err;
+}
+
+// Nothing the program started outlives it, and a TERM for agentd sandbox-exec reaches them all.
+TEST(SandboxExec, NothingOutlivesTheProgram) {
+  testing::TempDir dir;
+  const std::string marker = dir.file("late");
+  const auto started = std::chrono::steady_clock::now();
+  const Ran ran = sandbox_exec(
+      {"--allow-unsandboxed", "--root", dir.path(), "--", "sh", "-c", "(sleep 1; touch " + marker + ") & echo bg"});
+  EXPECT_EQ(ran.code, 0) << ran.err;
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 1s) << "the background job did not hold it";
+  std::this_thread::sleep_for(1500ms);
+  EXPECT_FALSE(fs::exists(marker)) << "the background job was killed with the command";
+
+  // A daemon in a session of its own is found too (it becomes our orphan).
+  const Ran daemonized = sandbox_exec({"--allow-unsandboxed", "--root", dir.path(), "--", "sh", "-c",
+                                       "setsid sh -c 'sleep 1; touch " + marker + "' & echo bg"});
+  EXPECT_EQ(daemonized.code, 0) << daemonized.err;
+  std::this_thread::sleep_for(1500ms);
+  EXPECT_FALSE(fs::exists(marker)) << "the setsid job was killed with the command";
+
+  std::vector<std::string> argv{AGENTD_BIN, "sandbox-exec", "--allow-unsandboxed",
+                                "--root",   dir.path(),     "--",
+                                "sh",       "-c",           "sleep 30 & sleep 30; echo never"};
+  testing::ChildProcess child(argv);
+  std::this_thread::sleep_for(300ms);
+  child.signal(SIGTERM);
+  const auto status = child.wait(5s);
+  ASSERT_TRUE(status);
+  EXPECT_EQ(child.read_all_stdout(5s), "") << "the whole group ended: no pipe held open";
 }
 
 TEST(SandboxExec, BadOptionsAreRefused) {

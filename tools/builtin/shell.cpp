@@ -167,6 +167,10 @@ namespace {
 
 constexpr std::size_t kStderrKeptBytes = std::size_t{64} << 10;
 
+boost::asio::awaitable<support::Result<CommandRun>> run_in_terminal(const ShellConfig& config,
+                                                                    const CommandRequest& request, ToolContext& context,
+                                                                    std::string_view what);
+
 bool write_whole(int fd, std::string_view bytes) {
   while (!bytes.empty()) {
     const ssize_t n = ::write(fd, bytes.data(), bytes.size());
@@ -234,6 +238,10 @@ boost::asio::awaitable<support::Result<CommandRun>> run_command(const ShellConfi
   namespace fs = std::filesystem;
   using support::Errc;
   if (context.cancel.cancelled()) co_return support::Error(Errc::cancelled, fmt::format("{} cancelled", what));
+  if (context.terminal != nullptr && !config.sandbox_exec.empty() && request.stdin_text.empty() &&
+      !request.separate_stderr) {
+    co_return co_await run_in_terminal(config, request, context, what);
+  }
   CommandRun run;
   auto temp = PrivateTempDir::create();
   if (!temp) co_return std::move(temp).error();
@@ -367,6 +375,85 @@ boost::asio::awaitable<support::Result<CommandRun>> run_command(const ShellConfi
   }
   co_return run;
 }
+
+namespace {
+
+// The command in the client's terminal, wrapped in `agentd sandbox-exec` with this policy: the same
+// sandbox and environment as a command agentd runs itself, while the editor shows it live.
+boost::asio::awaitable<support::Result<CommandRun>> run_in_terminal(const ShellConfig& config,
+                                                                    const CommandRequest& request, ToolContext& context,
+                                                                    std::string_view what) {
+  const PathGuard guard(context);
+  TerminalCommand command;
+  command.program = config.sandbox_exec;
+  command.args.emplace_back("sandbox-exec");
+  for (const auto& root : guard.roots()) {
+    command.args.emplace_back("--root");
+    command.args.push_back(root.string());
+  }
+  for (const auto& dir : config.sandbox.writable_dirs) {
+    command.args.emplace_back("--writable");
+    command.args.push_back(dir);
+  }
+  for (const auto& pattern : guard.denied()) {
+    command.args.emplace_back("--deny-path");
+    command.args.push_back(pattern);
+  }
+  for (const auto& name : config.env_allow) {
+    command.args.emplace_back("--env-allow");
+    command.args.push_back(name);
+  }
+  for (const auto& name : config.secret_env_names) {
+    command.args.emplace_back("--secret-env");
+    command.args.push_back(name);
+  }
+  if (config.sandbox.deny_network) command.args.emplace_back("--no-network");
+  if (!config.sandbox.require || config.sandbox.allow_unsandboxed) command.args.emplace_back("--allow-unsandboxed");
+  command.args.emplace_back("--");
+  command.args.push_back(config.shell);
+  command.args.emplace_back("-c");
+  command.args.push_back(request.command);
+  command.cwd = request.cwd.string();
+  command.timeout = request.timeout;
+  const std::size_t head = request.capture_head_bytes != 0 ? request.capture_head_bytes : config.output_head_bytes;
+  const std::size_t tail = request.capture_tail_bytes != 0 ? request.capture_tail_bytes : config.output_tail_bytes;
+  command.output_byte_limit = head + tail;
+  auto ran = co_await context.terminal->run(command, context.cancel);
+  if (!ran) {
+    if (ran.error().code() == support::Errc::cancelled) {
+      co_return support::Error(support::Errc::cancelled, fmt::format("{} cancelled: the terminal was killed", what));
+    }
+    CommandRun refused;
+    refused.refused = fmt::format("Not run: the editor's terminal failed: {}", ran.error().message());
+    co_return refused;
+  }
+  CommandRun run;
+  run.process.output = std::move(ran->output);
+  if (ran->truncated) {
+    run.process.output.insert(
+        0, fmt::format("[the terminal kept only the last {} KiB of the output]\n", command.output_byte_limit >> 10));
+  }
+  run.process.output_bytes = run.process.output.size();
+  run.process.duration = ran->duration;
+  run.process.exit_code = ran->exit_code;
+  if (ran->timed_out) {
+    run.process.ended_by = EndedBy::timeout;
+  } else if (ran->exit_code < 0) {
+    run.process.ended_by = EndedBy::signal;
+    run.process.signal = SIGKILL;  // killed, unless the client names the signal
+    for (int signo = 1; signo < NSIG; ++signo) {
+      const char* abbrev = ::sigabbrev_np(signo);
+      if (abbrev != nullptr && (ran->signal == abbrev || ran->signal == fmt::format("SIG{}", abbrev))) {
+        run.process.signal = signo;
+      }
+    }
+  }
+  run.sandbox.set("enforced", true);
+  run.sandbox.set("description", "agentd sandbox-exec in the editor's terminal");
+  co_return run;
+}
+
+}  // namespace
 
 std::string describe_ending(const ProcessResult& process, std::chrono::milliseconds timeout,
                             const ShellConfig& config) {

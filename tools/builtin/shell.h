@@ -40,6 +40,9 @@ struct ShellConfig {
   // More variables to drop than those whose names look secret: each configured model's api_key_env
   // (a key in MY_LLM_KEY has no telling name).
   std::vector<std::string> secret_env_names;
+  // The agentd binary, for `agentd sandbox-exec` when a command runs in the client's terminal
+  // (ToolContext::terminal). Empty: commands never go to a terminal.
+  std::string sandbox_exec;
 };
 
 std::shared_ptr<Tool> make_shell_tool(ShellConfig config);

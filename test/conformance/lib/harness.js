@@ -104,7 +104,7 @@ function lineSplitter(onLine) {
  * `wire` is every line in order: {dir: "in"|"out", msg}. `violations` are schema problems in
  * agentd's output (and, separately, `clientViolations` in ours).
  */
-export function startAgent({ db, cwd, home, mockUrl, permission = "allow_once" }) {
+export function startAgent({ db, cwd, home, mockUrl, permission = "allow_once", terminals = null }) {
   const env = {
     ...process.env,
     HOME: home,
@@ -181,6 +181,8 @@ export function startAgent({ db, cwd, home, mockUrl, permission = "allow_once" }
       updates.push(params);
       for (const l of updateListeners) l(params);
     });
+  // An editor's terminals (clientCapabilities.terminal): each one a process running what was asked.
+  if (terminals) serveTerminals(app, terminals);
   const connection = app.connect(acp.ndJsonStream(output, input));
 
   return {
@@ -219,6 +221,54 @@ export function startAgent({ db, cwd, home, mockUrl, permission = "allow_once" }
       return exit;
     },
   };
+}
+
+/**
+ * Serves terminal/* as an editor does: terminal/create starts the command (agentd asks for
+ * `agentd sandbox-exec ... -- /bin/sh -c <command>`), output is stdout and stderr together, kill sends
+ * SIGTERM. `log` gets every request's method and params, in order.
+ */
+function serveTerminals(app, log) {
+  const terminals = new Map();
+  let next = 1;
+  const t = acp.methods.client.terminal;
+  app
+    .onRequest(t.create, async ({ params }) => {
+      log.push({ method: t.create, params });
+      const id = `term-${next++}`;
+      const child = spawn(params.command, params.args ?? [], { cwd: params.cwd, stdio: ["ignore", "pipe", "pipe"] });
+      const term = { output: "", exit: null };
+      term.done = new Promise((resolve) =>
+        child.on("close", (code, signal) => {
+          term.exit = { exitCode: code, signal: signal ?? null };
+          resolve(term.exit);
+        }),
+      );
+      child.stdout.on("data", (d) => (term.output += d));
+      child.stderr.on("data", (d) => (term.output += d));
+      term.child = child;
+      terminals.set(id, term);
+      return { terminalId: id };
+    })
+    .onRequest(t.waitForExit, async ({ params }) => {
+      log.push({ method: t.waitForExit, params });
+      return await terminals.get(params.terminalId).done;
+    })
+    .onRequest(t.output, async ({ params }) => {
+      log.push({ method: t.output, params });
+      const term = terminals.get(params.terminalId);
+      return { output: term.output, truncated: false, ...(term.exit ? { exitStatus: term.exit } : {}) };
+    })
+    .onRequest(t.kill, async ({ params }) => {
+      log.push({ method: t.kill, params });
+      terminals.get(params.terminalId).child.kill("SIGTERM");
+      return {};
+    })
+    .onRequest(t.release, async ({ params }) => {
+      log.push({ method: t.release, params });
+      terminals.delete(params.terminalId);
+      return {};
+    });
 }
 
 /** Formats the schema violations for an assertion message, with the offending JSON. */
