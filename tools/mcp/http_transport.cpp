@@ -29,6 +29,8 @@ constexpr std::size_t kMaxJsonBody = std::size_t{64} << 20;
 // How long close() waits for the server to take the DELETE of its session.
 constexpr auto kDeleteTimeout = std::chrono::seconds(3);
 constexpr std::size_t kErrorExcerpt = 300;
+// GETs that try to resume a POST's stream before its request is failed.
+constexpr int kMaxResumes = 3;
 
 std::string lower(std::string_view text) {
   std::string out(text);
@@ -215,6 +217,7 @@ asio::awaitable<void> HttpTransport::post(std::shared_ptr<Post> post) {
   };
   std::string body;
   net::SseParser sse;
+  std::string stream_event_id;  // the last event id of this POST's stream: where a resumption starts
   bool too_large = false;
   const auto deliver = [&](std::string message) {
     if (closed_ || ended_) return;
@@ -232,7 +235,7 @@ asio::awaitable<void> HttpTransport::post(std::shared_ptr<Post> post) {
     }
     sse.feed(chunk);
     while (auto event = sse.next()) {
-      if (!event->last_event_id.empty()) last_event_id_ = std::string(event->last_event_id);
+      if (!event->last_event_id.empty()) stream_event_id = std::string(event->last_event_id);
       if ((event->type == "message" || event->type.empty()) && !event->data.empty()) {
         deliver(std::string(event->data));
       }
@@ -244,9 +247,16 @@ asio::awaitable<void> HttpTransport::post(std::shared_ptr<Post> post) {
     // The answer ends what this POST is for; the server should close the stream after it.
     return post->answered ? net::BodyAction::finish : net::BodyAction::more;
   };
+  // The request stays cancellable (send() to it) until its answer came, also while its stream resumes.
+  struct Forget {
+    HttpTransport* transport;
+    std::shared_ptr<Post> post;
+    ~Forget() {
+      if (post->id) transport->in_flight_.erase(*post->id);
+    }
+  } forget{this, post};
   auto sent = co_await http_->send(std::move(request), on_body, post->cancel.token());
   post->accept();
-  if (post->id) in_flight_.erase(*post->id);
   if (closed_ || ended_) co_return;
   if (!sent) {
     if (post->cancel.cancelled()) co_return;  // the call above was cancelled; it has its answer
@@ -279,14 +289,64 @@ asio::awaitable<void> HttpTransport::post(std::shared_ptr<Post> post) {
   } else if (response.body_error == std::nullopt) {
     sse.finish();
     while (auto event = sse.next()) {
+      if (!event->last_event_id.empty()) stream_event_id = std::string(event->last_event_id);
       if (!event->data.empty()) deliver(std::string(event->data));
     }
+  }
+  // A stream with event ids that ended before the answer can be resumed (SEP-1699): a GET with
+  // Last-Event-ID, after the server's `retry:`, carries on where it stopped.
+  if (event_stream && post->id && !post->answered && !post->cancel.cancelled() && !stream_event_id.empty()) {
+    const auto wait = sse.retry_ms() ? std::chrono::milliseconds(*sse.retry_ms()) : options_.reconnect_min;
+    co_await resume(post, std::move(stream_event_id), wait);
+    if (closed_ || ended_) co_return;
   }
   if (post->id && !post->answered && !post->cancel.cancelled()) {
     fail_request(post->id,
                  response.body_error
                      ? fmt::format("the server's stream broke before it answered: {}", response.body_error->message())
                      : std::string("the server's answer ended without a response to the request"));
+  }
+}
+
+asio::awaitable<void> HttpTransport::resume(std::shared_ptr<Post> post, std::string event_id,
+                                            std::chrono::milliseconds wait) {
+  auto self = shared_from_this();
+  asio::steady_timer timer(executor_);
+  for (int attempt = 0; attempt < kMaxResumes && !post->answered && !post->cancel.cancelled(); ++attempt) {
+    timer.expires_after(wait);
+    boost::system::error_code ignored;
+    co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+    if (closed_ || ended_ || post->cancel.cancelled()) co_return;
+    net::HttpRequest request;
+    request.method = "GET";
+    request.url = options_.url;
+    request.headers = request_headers("text/event-stream");
+    request.headers.push_back({"Last-Event-ID", event_id});
+    bool event_stream = false;
+    request.on_head = [&event_stream](int /*status*/, const net::HttpHeaders& headers) {
+      const std::string* type = net::find_header(headers, "content-type");
+      event_stream = type != nullptr && lower(*type).starts_with("text/event-stream");
+    };
+    net::SseParser sse;
+    const net::HttpBodyCallback on_body = [&](std::string_view chunk) {
+      if (!event_stream) return net::BodyAction::abort;
+      sse.feed(chunk);
+      while (auto event = sse.next()) {
+        if (!event->last_event_id.empty()) event_id = std::string(event->last_event_id);
+        if (event->data.empty() || closed_ || ended_) continue;
+        std::string message(event->data);
+        if (answered_id(message) == post->id) post->answered = true;
+        on_message_(std::move(message));
+      }
+      return post->answered || sse.overflowed() ? net::BodyAction::finish : net::BodyAction::more;
+    };
+    auto sent = co_await http_->send(std::move(request), on_body, post->cancel.token());
+    if (closed_ || ended_) co_return;
+    if (sent && (sent->status == 405 || (sent->ok_status() && !event_stream))) co_return;  // nothing to resume
+    if (auto retry = sse.retry_ms()) wait = std::chrono::milliseconds(*retry);
+    log::debug("MCP server '{}': resumed stream ended ({}) {}", options_.server,
+               sent ? fmt::format("HTTP {}", sent->status) : sent.error().message(),
+               post->answered ? "with the answer" : "without the answer");
   }
 }
 

@@ -3,7 +3,8 @@
 // event stream on that POST (progress and the server's own requests may come first); notifications and
 // responses get 202. The server's session id (Mcp-Session-Id, given with the initialize answer) goes
 // with every later request, and a 404 for it ends the session. Once initialized, a GET stream carries
-// what the server sends unprompted; it is reopened with backoff (and Last-Event-ID) when it drops.
+// what the server sends unprompted; it is reopened with backoff (and Last-Event-ID) when it drops. A
+// POST's stream that ends before its answer is resumed by a GET with its Last-Event-ID (SEP-1699).
 // protocol::Peer sits above it as over a pipe: messages in, messages out.
 #pragma once
 
@@ -83,6 +84,8 @@ class HttpTransport : public std::enable_shared_from_this<HttpTransport> {
   boost::asio::awaitable<void> pump();
   boost::asio::awaitable<void> post(std::shared_ptr<Post> post);
   boost::asio::awaitable<void> listen();
+  // Resumes a POST's event stream that ended before the answer: GET with Last-Event-ID after `wait`.
+  boost::asio::awaitable<void> resume(std::shared_ptr<Post> post, std::string event_id, std::chrono::milliseconds wait);
   net::HttpHeaders request_headers(std::string_view accept) const;
   void fail_request(const std::optional<std::string>& id, std::string_view why);
   void end(std::string reason);

@@ -103,7 +103,7 @@ TEST_F(McpHttpTest, SessionsToolsErrorsAndExpiry) {
   ASSERT_EQ(s.state, ServerState::ready) << s.error;
   EXPECT_EQ(s.protocol_version, "2025-11-25");
   EXPECT_EQ(s.server_info, "fixture 1.0");
-  EXPECT_EQ(s.tools.size(), 4U);
+  EXPECT_EQ(s.tools.size(), 5U);
 
   // A JSON answer; the session id and the negotiated version went with every request after initialize.
   auto who = call("mcp__remote__whoami");
@@ -125,6 +125,13 @@ TEST_F(McpHttpTest, SessionsToolsErrorsAndExpiry) {
   EXPECT_TRUE((*slow)->ok) << (*slow)->content;
   ASSERT_EQ(progress.size(), 1U);
   EXPECT_EQ(progress[0], "progress 1/2: half");
+
+  // A stream that closes before the answer is resumed by a GET with its Last-Event-ID (SEP-1699).
+  auto resumed = call("mcp__remote__resumable");
+  ASSERT_TRUE(resumed && *resumed);
+  EXPECT_TRUE((*resumed)->ok) << (*resumed)->content;
+  EXPECT_NE((*resumed)->content.find("session " + first_session + " call 3"), std::string::npos) << (*resumed)->content;
+  EXPECT_EQ(server_log(server.port)["lastEventIds"], support::parse_json(R"(["r-1"])").value());
 
   // HTTP 500: a failed call the model can read, and the server stays usable.
   auto failed = call("mcp__remote__fail");
@@ -192,7 +199,7 @@ TEST_F(McpHttpTest, AStatelessServerIsSpokenToInItsRevision) {
   ASSERT_EQ(s.state, ServerState::ready) << s.error;
   EXPECT_EQ(s.protocol_version, "2026-07-28");
   EXPECT_EQ(s.server_info, "stateless-fixture 2.0");
-  EXPECT_EQ(s.tools.size(), 4U);
+  EXPECT_EQ(s.tools.size(), 5U);
   auto who = call("mcp__modern__whoami");
   ASSERT_TRUE(who && *who);
   EXPECT_TRUE((*who)->ok) << (*who)->content;
