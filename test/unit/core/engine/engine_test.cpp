@@ -57,7 +57,9 @@ TEST(EngineEvents, EveryKindSurvivesTheLog) {
   update.locations = {"/w/a.txt"};
   update.meta = Json::object();
   update.meta.set("newHash", "sha256:ab");
+  update.terminal_id = "term-7";
   auto u = std::get<ToolCallUpdatedEvent>(round_trip(update));
+  EXPECT_EQ(u.terminal_id, "term-7");
   EXPECT_EQ(u.status, ToolCallStatus::completed);
   EXPECT_EQ(*u.raw_input, *update.raw_input);
   EXPECT_EQ(u.text, update.text);
@@ -71,9 +73,9 @@ TEST(EngineEvents, EveryKindSurvivesTheLog) {
   EXPECT_EQ(u.meta, update.meta);
 
   // Absent fields stay absent: an update that only changes the status says nothing else.
-  ToolCallUpdatedEvent status_only{"tc_2", ToolCallStatus::in_progress, {}, {}, {}, {}, {}, {}};
+  ToolCallUpdatedEvent status_only{"tc_2", ToolCallStatus::in_progress, {}, {}, {}, {}, {}, {}, {}};
   auto s = std::get<ToolCallUpdatedEvent>(round_trip(status_only));
-  EXPECT_FALSE(s.title || s.raw_input || s.text);
+  EXPECT_FALSE(s.title || s.raw_input || s.text || s.terminal_id);
 
   UsageEvent usage{1000, 200000, std::nullopt, model::Usage{10, 20, 30, 40, std::nullopt}, "anthropic:x"};
   auto us = std::get<UsageEvent>(round_trip(usage));
