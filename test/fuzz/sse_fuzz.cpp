@@ -22,7 +22,7 @@ using agentd::core::model::StreamAccumulator;
 using agentd::core::model::StreamSummary;
 using agentd::core::model::ToolCallDone;
 using agentd::core::model::WireProtocol;
-using net::SseParser;
+using agentd::net::SseParser;
 
 void check(bool condition) {
   if (!condition) std::abort();
