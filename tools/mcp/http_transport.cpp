@@ -155,6 +155,19 @@ net::HttpHeaders HttpTransport::request_headers(std::string_view accept) const {
   return headers;
 }
 
+net::HttpRequest HttpTransport::stream_request(const std::string& last_event_id, bool& event_stream) const {
+  net::HttpRequest request;
+  request.method = "GET";
+  request.url = options_.url;
+  request.headers = request_headers("text/event-stream");
+  if (!last_event_id.empty()) request.headers.push_back({"Last-Event-ID", last_event_id});
+  request.on_head = [&event_stream](int /*status*/, const net::HttpHeaders& headers) {
+    const std::string* type = net::find_header(headers, "content-type");
+    event_stream = type != nullptr && lower(*type).starts_with("text/event-stream");
+  };
+  return request;
+}
+
 void HttpTransport::send(std::string message) {
   if (closed_ || ended_) return;
   // A cancelled request: its POST (and the stream it may still be reading) ends too.
@@ -317,16 +330,8 @@ asio::awaitable<void> HttpTransport::resume(std::shared_ptr<Post> post, std::str
     boost::system::error_code ignored;
     co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
     if (closed_ || ended_ || post->cancel.cancelled()) co_return;
-    net::HttpRequest request;
-    request.method = "GET";
-    request.url = options_.url;
-    request.headers = request_headers("text/event-stream");
-    request.headers.push_back({"Last-Event-ID", event_id});
     bool event_stream = false;
-    request.on_head = [&event_stream](int /*status*/, const net::HttpHeaders& headers) {
-      const std::string* type = net::find_header(headers, "content-type");
-      event_stream = type != nullptr && lower(*type).starts_with("text/event-stream");
-    };
+    net::HttpRequest request = stream_request(event_id, event_stream);
     net::SseParser sse;
     const net::HttpBodyCallback on_body = [&](std::string_view chunk) {
       if (!event_stream) return net::BodyAction::abort;
@@ -376,17 +381,9 @@ asio::awaitable<void> HttpTransport::listen() {
   auto stop = std::make_shared<support::CancelSource>();
   cancels_.push_back(stop);
   while (!closed_ && !ended_) {
-    net::HttpRequest request;
-    request.method = "GET";
-    request.url = options_.url;
-    request.headers = request_headers("text/event-stream");
-    if (!last_event_id_.empty()) request.headers.push_back({"Last-Event-ID", last_event_id_});
     bool event_stream = false;
     bool got_event = false;
-    request.on_head = [&event_stream](int /*status*/, const net::HttpHeaders& headers) {
-      const std::string* type = net::find_header(headers, "content-type");
-      event_stream = type != nullptr && lower(*type).starts_with("text/event-stream");
-    };
+    net::HttpRequest request = stream_request(last_event_id_, event_stream);
     net::SseParser sse;
     const net::HttpBodyCallback on_body = [&](std::string_view chunk) {
       if (!event_stream) return net::BodyAction::abort;

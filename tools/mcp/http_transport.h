@@ -87,6 +87,9 @@ class HttpTransport : public std::enable_shared_from_this<HttpTransport> {
   // Resumes a POST's event stream that ended before the answer: GET with Last-Event-ID after `wait`.
   boost::asio::awaitable<void> resume(std::shared_ptr<Post> post, std::string event_id, std::chrono::milliseconds wait);
   net::HttpHeaders request_headers(std::string_view accept) const;
+  // A GET for an event stream (the listener's, or a resumption from `last_event_id`); `event_stream`,
+  // which must outlive the request, is set at the head when the answer is one.
+  net::HttpRequest stream_request(const std::string& last_event_id, bool& event_stream) const;
   void fail_request(const std::optional<std::string>& id, std::string_view why);
   void end(std::string reason);
 
